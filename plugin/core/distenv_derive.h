@@ -1,0 +1,72 @@
+/*
+ * distenv_derive.h: the core. Turns the request, the site settings, the
+ * step facts and the node's network facts into the ordered list of
+ * variables a task needs, each with the reason for its value. Pure: no
+ * Slurm call, no system call, no output.
+ *
+ * Variables, torchrun mode (one task per node; LLaMA-Factory cli.py /
+ * launcher.py builds `torchrun --nnodes NNODES --node_rank NODE_RANK
+ * --nproc_per_node NPROC_PER_NODE --master_addr MASTER_ADDR --master_port
+ * MASTER_PORT` when FORCE_TORCHRUN is set, ../shared/CONTRACTS.md 1):
+ *   NNODES NODE_RANK RANK NPROC_PER_NODE MASTER_ADDR MASTER_PORT
+ *   FORCE_TORCHRUN PET_NNODES PET_NODE_RANK PET_NPROC_PER_NODE
+ *   PET_MASTER_ADDR PET_MASTER_PORT NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME
+ * tasks mode (one task per rank, torch.distributed env:// init):
+ *   RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE NODE_RANK NNODES
+ *   MASTER_ADDR MASTER_PORT NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME
+ * the batch script (step-independent values only):
+ *   NNODES [NPROC_PER_NODE] MASTER_ADDR [FORCE_TORCHRUN]
+ * and last DISTENV_SET (distenv_env.h), which lets a later step tell
+ * these values from the user's.
+ */
+#ifndef DISTENV_DERIVE_H
+#define DISTENV_DERIVE_H
+
+#include <stdint.h>
+
+#include "distenv_error.h"
+#include "distenv_net.h"
+#include "distenv_options.h"
+#include "distenv_step.h"
+#include "distenv_vars.h"
+
+/*
+ * GPUs visible to the task: the entries of CUDA_VISIBLE_DEVICES (indices,
+ * GPU-/MIG- UUIDs; "" and "NoDevFiles" mean none), else
+ * SLURM_GPUS_ON_NODE, else 0 (../shared/CONTRACTS.md 7). *source names
+ * the variable used, or NULL when neither said anything.
+ */
+uint32_t distenv_count_gpus(const char *const *envp, const char **source);
+
+/*
+ * The host name to resolve for MASTER_ADDR: the user's MASTER_ADDR when
+ * the user exported one (it is kept, so the interface must reach it),
+ * else step->master_host.
+ */
+const char *distenv_master_host(const struct distenv_step *step);
+
+/*
+ * Whether distenv_derive will need net (resolution and interfaces): false
+ * only when the user set MASTER_ADDR, NCCL_SOCKET_IFNAME and
+ * GLOO_SOCKET_IFNAME all three, or for mode off.
+ */
+int distenv_needs_net(const struct distenv_site *site,
+		      const struct distenv_request *req,
+		      const struct distenv_step *step);
+
+/*
+ * Derive. vars must be empty; on success it holds the variables in export
+ * order (nothing at all for mode off). Errors (vars is freed): more than
+ * one task on a node in torchrun mode; master address unusable
+ * (distenv_master.h); interface named by the user, or exported by the
+ * user, matching no interface of the node; port range exhausted; a
+ * malformed SLURM_STEP_RESV_PORTS. net may be NULL only when
+ * distenv_needs_net() is false.
+ */
+int distenv_derive(const struct distenv_site *site,
+		   const struct distenv_request *req,
+		   const struct distenv_step *step,
+		   const struct distenv_net *net, struct distenv_vars *vars,
+		   struct distenv_error *err);
+
+#endif

@@ -1,0 +1,61 @@
+/* distenv_error.c: fill and render struct distenv_error. */
+#include "distenv_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void copy_text(char *dst, const char *src)
+{
+	snprintf(dst, DISTENV_ERROR_TEXT, "%s", src ? src : "");
+}
+
+int distenv_error_set(struct distenv_error *err, const char *where,
+		      const char *fix, const char *what_fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return -1;
+	va_start(ap, what_fmt);
+	vsnprintf(err->what, sizeof(err->what), what_fmt, ap);
+	va_end(ap);
+	copy_text(err->where, where);
+	copy_text(err->fix, fix);
+	return -1;
+}
+
+void distenv_error_clear(struct distenv_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+}
+
+int distenv_error_is_set(const struct distenv_error *err)
+{
+	return err && err->what[0] != '\0';
+}
+
+void distenv_error_prefix_where(struct distenv_error *err, const char *prefix)
+{
+	char old[DISTENV_ERROR_TEXT];
+
+	if (!err || !prefix || !prefix[0])
+		return;
+	copy_text(old, err->where);
+	if (old[0])
+		snprintf(err->where, sizeof(err->where), "%s: %s", prefix, old);
+	else
+		copy_text(err->where, prefix);
+}
+
+int distenv_error_format(const struct distenv_error *err, char *buf,
+			 size_t len)
+{
+	const char *where = err->where[0] ? err->where : NULL;
+	const char *fix = err->fix[0] ? err->fix : NULL;
+
+	return snprintf(buf, len, "%s%s%s%s%s", where ? where : "",
+			where ? ": " : "", err->what, fix ? ". " : "",
+			fix ? fix : "");
+}

@@ -1,0 +1,113 @@
+/* distenv_ifspec.c: parse and match NCCL-style interface lists. */
+#include "distenv_ifspec.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+static int name_char_ok(char c)
+{
+	return isalnum((unsigned char)c) || strchr("_.:@-", c) != NULL;
+}
+
+int distenv_ifspec_parse(const char *text, const char *where,
+			 struct distenv_ifspec *spec,
+			 struct distenv_error *err)
+{
+	const char *fix = "write interface names or prefixes separated by "
+			  "commas, e.g. eth0 or =eth0,ib0 or ^docker,lo";
+	const char *p = text;
+
+	memset(spec, 0, sizeof(*spec));
+	if (!p)
+		return distenv_error_set(err, where, fix, "no value given");
+	if (*p == '^') {
+		spec->exclude = 1;
+		p++;
+	}
+	if (*p == '=') {
+		spec->exact = 1;
+		p++;
+	}
+	if (!*p)
+		return distenv_error_set(err, where, fix,
+					 "'%.64s' names no interface", text);
+	for (;;) {
+		size_t len = 0;
+
+		while (p[len] && p[len] != ',') {
+			if (!name_char_ok(p[len]))
+				return distenv_error_set(
+					err, where, fix,
+					"'%.64s' has the character '%c' (0x%02x), "
+					"which no interface name holds",
+					text, isprint((unsigned char)p[len]) ? p[len] : '?',
+					(unsigned char)p[len]);
+			len++;
+		}
+		if (len == 0)
+			return distenv_error_set(err, where, fix,
+						 "'%.64s' has an empty name", text);
+		if (len >= DISTENV_IFNAME_MAX)
+			return distenv_error_set(
+				err, where, fix,
+				"'%.*s' is longer than an interface name "
+				"(15 characters)",
+				(int)(len > 64 ? 64 : len), p);
+		if (spec->count == DISTENV_IFSPEC_MAX_NAMES)
+			return distenv_error_set(err, where, fix,
+						 "more than %d names",
+						 DISTENV_IFSPEC_MAX_NAMES);
+		memcpy(spec->names[spec->count], p, len);
+		spec->names[spec->count][len] = '\0';
+		spec->count++;
+		p += len;
+		if (!*p)
+			break;
+		p++; /* the comma */
+	}
+	return 0;
+}
+
+int distenv_ifspec_validate(const char *text, const char *where,
+			    struct distenv_error *err)
+{
+	struct distenv_ifspec spec;
+
+	return distenv_ifspec_parse(text, where, &spec, err);
+}
+
+int distenv_ifspec_selects(const struct distenv_ifspec *spec,
+			   const char *ifname)
+{
+	size_t i;
+	int hit = 0;
+
+	for (i = 0; i < spec->count && !hit; i++) {
+		if (spec->exact)
+			hit = strcmp(ifname, spec->names[i]) == 0;
+		else
+			hit = strncmp(ifname, spec->names[i],
+				      strlen(spec->names[i])) == 0;
+	}
+	return spec->exclude ? !hit : hit;
+}
+
+int distenv_ifspec_any(const struct distenv_ifspec *spec,
+		       const struct distenv_iface *ifaces, size_t n,
+		       int multi_node, char *first)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!ifaces[i].up || (multi_node && ifaces[i].loopback))
+			continue;
+		if (!distenv_ifspec_selects(spec, ifaces[i].name))
+			continue;
+		if (first)
+			snprintf(first, DISTENV_IFNAME_MAX, "%s",
+				 ifaces[i].name);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,54 @@
+/*
+ * distenv_ifspec.h: NCCL's interface list syntax, as NCCL_SOCKET_IFNAME
+ * and NCCL_IB_HCA take it (NCCL environment variable docs;
+ * NVIDIA/nccl src/misc/utils.cc parseStringList/matchIfList):
+ *   a comma-separated list of prefixes; a leading '^' excludes them
+ *   instead; a '=' (after the '^', if any) makes them exact names.
+ *   Without '=', "eth1" also matches "eth10".
+ */
+#ifndef DISTENV_IFSPEC_H
+#define DISTENV_IFSPEC_H
+
+#include <stddef.h>
+
+#include "distenv_error.h"
+#include "distenv_net.h"
+
+#define DISTENV_IFSPEC_MAX_NAMES 32
+
+struct distenv_ifspec {
+	int exclude; /* leading '^' */
+	int exact;   /* '=' */
+	size_t count;
+	char names[DISTENV_IFSPEC_MAX_NAMES][DISTENV_IFNAME_MAX];
+};
+
+/*
+ * Parse text. Names are 1-15 bytes of [A-Za-z0-9_.:@-] (what Linux
+ * allows and shells need no quoting for). Errors name where (the option or
+ * variable) and the bad part: empty list, empty name, name too long, bad
+ * character, more than DISTENV_IFSPEC_MAX_NAMES names.
+ */
+int distenv_ifspec_parse(const char *text, const char *where,
+			 struct distenv_ifspec *spec,
+			 struct distenv_error *err);
+
+/* Check text only (distenv_ifspec_parse without keeping the result). */
+int distenv_ifspec_validate(const char *text, const char *where,
+			    struct distenv_error *err);
+
+/* True when an interface named ifname is selected by spec. */
+int distenv_ifspec_selects(const struct distenv_ifspec *spec,
+			   const char *ifname);
+
+/*
+ * Whether spec selects at least one interface of ifaces that can carry
+ * traffic to other nodes: up and, when multi_node, not loopback. Fills
+ * first (DISTENV_IFNAME_MAX bytes, may be NULL) with the first selected
+ * name in getifaddrs order.
+ */
+int distenv_ifspec_any(const struct distenv_ifspec *spec,
+		       const struct distenv_iface *ifaces, size_t n,
+		       int multi_node, char *first);
+
+#endif

@@ -1,0 +1,119 @@
+/* distenv_step.c: step facts from a task's environment. */
+#include "distenv_step.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "distenv_env.h"
+
+int distenv_tasks_on_node(const char *value, uint32_t node_id,
+			  uint32_t *count, struct distenv_error *err)
+{
+	const char *p = value;
+	uint64_t seen = 0;
+
+	if (!p || !*p)
+		goto bad;
+	for (;;) {
+		char num[16];
+		uint32_t tasks, reps = 1;
+		size_t n = 0;
+
+		while (p[n] >= '0' && p[n] <= '9' && n < sizeof(num) - 1) {
+			num[n] = p[n];
+			n++;
+		}
+		num[n] = '\0';
+		if (distenv_parse_u32(num, UINT32_MAX, &tasks))
+			goto bad;
+		p += n;
+		if (strncmp(p, "(x", 2) == 0) {
+			p += 2;
+			n = 0;
+			while (p[n] >= '0' && p[n] <= '9' &&
+			       n < sizeof(num) - 1) {
+				num[n] = p[n];
+				n++;
+			}
+			num[n] = '\0';
+			if (distenv_parse_u32(num, UINT32_MAX, &reps) ||
+			    reps == 0 || p[n] != ')')
+				goto bad;
+			p += n + 1;
+		}
+		if (node_id < seen + reps) {
+			*count = tasks;
+			return 0;
+		}
+		seen += reps;
+		if (*p == '\0')
+			break;
+		if (*p != ',')
+			goto bad;
+		p++;
+	}
+	return distenv_error_set(err, "SLURM_STEP_TASKS_PER_NODE", NULL,
+				 "'%.64s' lists %llu nodes, not node %u",
+				 value, (unsigned long long)seen, node_id);
+bad:
+	return distenv_error_set(err, "SLURM_STEP_TASKS_PER_NODE", NULL,
+				 "'%.64s' is not a list like 2(x3),1",
+				 value ? value : "");
+}
+
+int distenv_step_from_env(const char *const *envp, int batch,
+			  struct distenv_step *step, struct distenv_error *err)
+{
+	const char *name;
+	const char *tpn;
+	int in_step;
+
+	memset(step, 0, sizeof(*step));
+	step->envp = envp;
+	step->ephemeral_lo = 1; /* no range known: lo > hi */
+	step->ephemeral_hi = 0;
+	if (distenv_env_u32(envp, "SLURM_JOB_ID", 1, &step->job_id, err) < 0)
+		return -1;
+	in_step = batch == 1 ? 0
+			     : distenv_env_u32(envp, "SLURM_STEP_ID", batch == 0,
+					       &step->step_id, err);
+	if (in_step < 0)
+		return -1;
+	name = distenv_env_get(envp, "SLURMD_NODENAME");
+	snprintf(step->node_name, sizeof(step->node_name), "%s",
+		 name ? name : "?");
+	if (!in_step) {
+		step->kind = DISTENV_STEP_BATCH;
+		if (distenv_env_u32(envp, "SLURM_JOB_NUM_NODES", 1,
+				    &step->nnodes, err) < 0)
+			return -1;
+		step->ntasks = 1;
+		step->local_ntasks = 1;
+		return 0;
+	}
+	step->kind = DISTENV_STEP_TASKS;
+	if (distenv_env_u32(envp, "SLURM_STEP_NUM_NODES", 1, &step->nnodes,
+			    err) < 0 ||
+	    distenv_env_u32(envp, "SLURM_NODEID", 1, &step->node_id, err) < 0 ||
+	    distenv_env_u32(envp, "SLURM_STEP_NUM_TASKS", 1, &step->ntasks,
+			    err) < 0 ||
+	    distenv_env_u32(envp, "SLURM_PROCID", 1, &step->procid, err) < 0 ||
+	    distenv_env_u32(envp, "SLURM_LOCALID", 1, &step->localid, err) < 0)
+		return -1;
+	tpn = distenv_env_get(envp, "SLURM_STEP_TASKS_PER_NODE");
+	if (!tpn)
+		return distenv_error_set(err, "SLURM_STEP_TASKS_PER_NODE",
+					 "run inside a Slurm step (srun)",
+					 "not set");
+	if (distenv_tasks_on_node(tpn, step->node_id, &step->local_ntasks,
+				  err))
+		return -1;
+	step->resv_ports = distenv_env_get(envp, "SLURM_STEP_RESV_PORTS");
+	return 0;
+}
+
+const char *distenv_step_nodelist_var(const struct distenv_step *step)
+{
+	return step->kind == DISTENV_STEP_BATCH ? "SLURM_JOB_NODELIST"
+						: "SLURM_STEP_NODELIST";
+}

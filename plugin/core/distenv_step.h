@@ -1,0 +1,67 @@
+/*
+ * distenv_step.h: the allocation facts of one task of one step, as plain
+ * values. The SPANK glue fills them from spank_get_item() and the task's
+ * environment; the distenv command from the environment alone
+ * (distenv_step_from_env).
+ */
+#ifndef DISTENV_STEP_H
+#define DISTENV_STEP_H
+
+#include <stdint.h>
+
+#include "distenv_error.h"
+
+#define DISTENV_HOST_MAX 256
+
+enum distenv_step_kind {
+	DISTENV_STEP_TASKS, /* an srun step: derive everything */
+	DISTENV_STEP_BATCH, /* the batch script or salloc's interactive step:
+			     * only the step-independent values */
+};
+
+struct distenv_step {
+	enum distenv_step_kind kind;
+	uint32_t job_id;
+	uint32_t step_id;
+	uint32_t nnodes;       /* nodes in the step (batch: in the job) */
+	uint32_t node_id;      /* this node's index in the step (SLURM_NODEID) */
+	uint32_t ntasks;       /* tasks in the step */
+	uint32_t local_ntasks; /* tasks of the step on this node */
+	uint32_t procid;       /* this task's rank in the step (SLURM_PROCID) */
+	uint32_t localid;      /* its index on this node (SLURM_LOCALID) */
+	char node_name[DISTENV_HOST_MAX];   /* this node, for messages */
+	char master_host[DISTENV_HOST_MAX]; /* name of node index 0 */
+	const char *resv_ports;  /* SLURM_STEP_RESV_PORTS or NULL */
+	uint16_t ephemeral_lo;   /* kernel ephemeral port range */
+	uint16_t ephemeral_hi;
+	const char *const *envp; /* the task's environment */
+};
+
+/*
+ * Tasks on node node_id from a SLURM_STEP_TASKS_PER_NODE /
+ * SLURM_TASKS_PER_NODE value such as "2(x3),1" (sbatch(1), OUTPUT
+ * ENVIRONMENT VARIABLES). Errors: malformed, or node_id beyond the list.
+ */
+int distenv_tasks_on_node(const char *value, uint32_t node_id,
+			  uint32_t *count, struct distenv_error *err);
+
+/*
+ * Fill step from the environment of a task inside srun (SLURM_JOB_ID,
+ * SLURM_STEP_ID, SLURM_STEP_NUM_NODES, SLURM_NODEID, SLURM_STEP_NUM_TASKS,
+ * SLURM_STEP_TASKS_PER_NODE, SLURM_PROCID, SLURM_LOCALID,
+ * SLURMD_NODENAME, SLURM_STEP_RESV_PORTS); outside a step (no
+ * SLURM_STEP_ID) from the job's variables as the batch script sees them.
+ * master_host is left empty: the caller resolves the node list
+ * (SLURM_STEP_NODELIST or SLURM_JOB_NODELIST) with Slurm's hostlist
+ * functions. batch: 1 for the batch step, 0 for an srun step, -1 to
+ * decide by whether SLURM_STEP_ID is set (the distenv command). Errors
+ * name the missing or malformed variable.
+ */
+int distenv_step_from_env(const char *const *envp, int batch,
+			  struct distenv_step *step, struct distenv_error *err);
+
+/* The node list variable to read for step: SLURM_STEP_NODELIST for a
+ * task step, SLURM_JOB_NODELIST for the batch step. */
+const char *distenv_step_nodelist_var(const struct distenv_step *step);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * spank_task.c: slurmstepd, task_init: the forked task, running fully as
+ * the user, with the task's environment complete (SLURM_PROCID,
+ * SLURM_NODEID, CUDA_VISIBLE_DEVICES; ../shared/CONTRACTS.md 5). Facts
+ * are gathered here, per task, so that nothing runs as root.
+ *
+ * A failure returns -1, which fails the step (not the node), after the
+ * message went to the task's stderr, i.e. the job's output.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "distenv_format.h"
+#include "distenv_sys.h"
+#include "spank_state.h"
+
+static int report(const struct distenv_error *err)
+{
+	char line[3 * DISTENV_ERROR_TEXT];
+
+	distenv_error_format(err, line, sizeof(line));
+	fprintf(stderr, "distenv: error: %s\n", line);
+	fflush(stderr);
+	return -1;
+}
+
+/* 1 for the batch script (or salloc's interactive step), 0 for an srun
+ * step, -1 for steps distenv leaves alone (the extern step). */
+static int step_kind(spank_t sp)
+{
+	uint32_t step_id = 0;
+
+	if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS)
+		return 0;
+	if (step_id == SLURM_EXTERN_CONT)
+		return -1;
+	return step_id == SLURM_BATCH_SCRIPT ||
+	       step_id == SLURM_INTERACTIVE_STEP;
+}
+
+static int export_vars(spank_t sp, const struct distenv_vars *vars,
+		       struct distenv_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < vars->count; i++) {
+		const struct distenv_var *v = &vars->items[i];
+		spank_err_t rc;
+
+		if (v->action != DISTENV_ACTION_SET)
+			continue;
+		rc = spank_setenv(sp, v->name, v->value, 1);
+		if (rc != ESPANK_SUCCESS)
+			return distenv_error_set(err, v->name, NULL,
+						 "cannot export: %s",
+						 spank_strerror(rc));
+	}
+	return 0;
+}
+
+static int derive_and_export(spank_t sp, int batch, enum distenv_mode mode,
+			     struct distenv_error *err)
+{
+	const struct distenv_plugin_state *st = &distenv_state;
+	struct distenv_step step;
+	struct distenv_vars vars = {0};
+	char **envp = NULL;
+	int rc = -1;
+
+	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
+		return distenv_error_set(err, "slurmstepd", NULL,
+					 "cannot read the task environment");
+	if (distenv_derive_for_task(&st->site, &st->req,
+				    (const char *const *)envp, batch, &step,
+				    &vars, err))
+		return -1;
+	if (export_vars(sp, &vars, err))
+		goto out;
+	if (st->req.show && (batch || step.localid == 0))
+		distenv_format_show(stderr, &step, mode, &vars);
+	rc = 0;
+out:
+	distenv_vars_free(&vars);
+	return rc;
+}
+
+int distenv_remote_task_init(spank_t sp)
+{
+	const struct distenv_plugin_state *st = &distenv_state;
+	enum distenv_mode mode = distenv_effective_mode(&st->site, &st->req);
+	struct distenv_error err;
+	int batch = step_kind(sp);
+
+	distenv_error_clear(&err);
+	if (batch < 0)
+		return 0;
+	if (distenv_error_is_set(&st->option_error))
+		return report(&st->option_error);
+	if (mode == DISTENV_MODE_OFF)
+		return 0;
+	if (distenv_error_is_set(&st->site_error))
+		return report(&st->site_error);
+	if (derive_and_export(sp, batch, mode, &err))
+		return report(&err);
+	return 0;
+}

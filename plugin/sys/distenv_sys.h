@@ -1,0 +1,76 @@
+/*
+ * distenv_sys.h: the adapters that gather a node's facts from the system
+ * for the core: interfaces (getifaddrs(3)), the master's addresses
+ * (getaddrinfo(3)) with the interface the kernel routes each through
+ * (connect(2) on a UDP socket, which sends no packet), the kernel's
+ * ephemeral port range, and the first host of a Slurm node list
+ * (slurm_hostlist_* from libslurm, which srun, sbatch and slurmstepd have
+ * loaded; the distenv command links libslurm).
+ */
+#ifndef DISTENV_SYS_H
+#define DISTENV_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "distenv_error.h"
+#include "distenv_net.h"
+#include "distenv_options.h"
+#include "distenv_step.h"
+#include "distenv_vars.h"
+
+#define DISTENV_EPHEMERAL_FILE "/proc/sys/net/ipv4/ip_local_port_range"
+
+/* A node's network facts with the storage behind them. */
+struct distenv_net_facts {
+	struct distenv_net net; /* what the core reads; points into below */
+	struct distenv_iface *ifaces;
+	struct distenv_addr *addrs;
+	char host[256];
+	char resolve_error[256];
+};
+
+/*
+ * Gather interfaces and resolve host (the master's name or the user's
+ * MASTER_ADDR). A resolver failure is not an error here: it is recorded
+ * in facts->net.resolve_error for the core to report with context.
+ * Errors: getifaddrs failed, out of memory. Free with
+ * distenv_net_facts_free() in every case.
+ */
+int distenv_net_facts_gather(const char *host, struct distenv_net_facts *facts,
+			     struct distenv_error *err);
+
+void distenv_net_facts_free(struct distenv_net_facts *facts);
+
+/*
+ * The kernel's ephemeral port range; lo > hi (1, 0) when the file cannot
+ * be read or parsed, which the port derivation takes as "no range".
+ */
+void distenv_sys_ephemeral(uint16_t *lo, uint16_t *hi);
+
+/*
+ * The first host of a Slurm node list ("gpu-[001-064]", "nb,na"), in the
+ * list's own order (hostlist keeps it; Slurm lists steps in node index
+ * order, ../shared/CONTRACTS.md 5). Only the first name is taken out, so
+ * a list of 10,000 nodes is never expanded. Errors: empty or malformed
+ * list, name longer than len - 1. where names the variable.
+ */
+int distenv_first_host(const char *nodelist, const char *where, char *buf,
+		       size_t len, struct distenv_error *err);
+
+/*
+ * The whole derivation for the task whose environment is envp, as both
+ * the SPANK glue and the distenv command run it: step facts from envp
+ * (batch as for distenv_step_from_env), the kernel's ephemeral range,
+ * the first host of the step's node list, the network facts when needed,
+ * then distenv_derive(). step and vars are filled; on error vars is
+ * empty. step->envp points to envp, which must outlive step.
+ */
+int distenv_derive_for_task(const struct distenv_site *site,
+			    const struct distenv_request *req,
+			    const char *const *envp, int batch,
+			    struct distenv_step *step,
+			    struct distenv_vars *vars,
+			    struct distenv_error *err);
+
+#endif

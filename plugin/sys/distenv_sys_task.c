@@ -1,0 +1,36 @@
+/* distenv_sys_task.c: gather a task's facts, then run the core. */
+#include "distenv_sys.h"
+
+#include <string.h>
+
+#include "distenv_derive.h"
+#include "distenv_env.h"
+
+int distenv_derive_for_task(const struct distenv_site *site,
+			    const struct distenv_request *req,
+			    const char *const *envp, int batch,
+			    struct distenv_step *step,
+			    struct distenv_vars *vars,
+			    struct distenv_error *err)
+{
+	struct distenv_net_facts facts;
+	const char *list_var;
+	int rc = -1;
+
+	memset(&facts, 0, sizeof(facts));
+	if (distenv_step_from_env(envp, batch, step, err))
+		return -1;
+	distenv_sys_ephemeral(&step->ephemeral_lo, &step->ephemeral_hi);
+	list_var = distenv_step_nodelist_var(step);
+	if (distenv_first_host(distenv_env_get(envp, list_var), list_var,
+			       step->master_host, sizeof(step->master_host),
+			       err))
+		return -1;
+	if (distenv_needs_net(site, req, step) &&
+	    distenv_net_facts_gather(distenv_master_host(step), &facts, err))
+		goto out;
+	rc = distenv_derive(site, req, step, &facts.net, vars, err);
+out:
+	distenv_net_facts_free(&facts);
+	return rc;
+}

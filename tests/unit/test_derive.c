@@ -1,0 +1,427 @@
+/* Unit tests: the whole derivation, per mode, with user values kept. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "distenv_derive.h"
+#include "distenv_env.h"
+#include "distenv_ports.h"
+#include "net_fixture.h"
+
+struct world {
+	struct distenv_site site;
+	struct distenv_request req;
+	struct distenv_step step;
+	struct net_fixture fx;
+	struct distenv_vars vars;
+	struct distenv_error err;
+	const char *env[32];
+};
+
+/* Node 2 (index 1) of a 2-node step 77.3, one task per node. */
+static struct world *world_new(enum distenv_mode mode)
+{
+	static struct world w;
+
+	memset(&w, 0, sizeof(w));
+	distenv_site_defaults(&w.site);
+	w.req.mode = mode;
+	w.step.kind = DISTENV_STEP_TASKS;
+	w.step.job_id = 77;
+	w.step.step_id = 3;
+	w.step.nnodes = 2;
+	w.step.node_id = 1;
+	w.step.ntasks = 2;
+	w.step.local_ntasks = 1;
+	w.step.procid = 1;
+	w.step.localid = 0;
+	strcpy(w.step.node_name, "n2");
+	strcpy(w.step.master_host, "n1");
+	w.step.ephemeral_lo = 32768;
+	w.step.ephemeral_hi = 60999;
+	w.step.envp = w.env;
+	fx_cluster_node(&w.fx, 2, "n1");
+	fx_addr(&w.fx, "10.77.0.1", "eth0");
+	return &w;
+}
+
+static void env_add(struct world *w, const char *kv)
+{
+	size_t i = 0;
+
+	while (w->env[i])
+		i++;
+	w->env[i] = kv;
+}
+
+static int derive(struct world *w)
+{
+	return distenv_derive(&w->site, &w->req, &w->step, &w->fx.net, &w->vars,
+			      &w->err);
+}
+
+static const char *val(struct world *w, const char *name)
+{
+	return distenv_vars_value(&w->vars, name);
+}
+
+static void torchrun_two_nodes(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+	const char *order[] = {"NNODES", "NODE_RANK", "RANK", "NPROC_PER_NODE",
+			       "MASTER_ADDR", "MASTER_PORT", "FORCE_TORCHRUN",
+			       "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE",
+			       "PET_MASTER_ADDR", "PET_MASTER_PORT",
+			       "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME",
+			       "DISTENV_SET"};
+	size_t i;
+
+	(void)state;
+	env_add(w, "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7");
+	w->step.resv_ports = "21001-21002";
+	assert_int_equal(derive(w), 0);
+	assert_int_equal(w->vars.count, sizeof(order) / sizeof(order[0]));
+	for (i = 0; i < w->vars.count; i++)
+		assert_string_equal(w->vars.items[i].name, order[i]);
+	assert_string_equal(val(w, "NNODES"), "2");
+	assert_string_equal(val(w, "NODE_RANK"), "1");
+	assert_string_equal(val(w, "RANK"), "1");
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "8");
+	assert_string_equal(val(w, "MASTER_ADDR"), "10.77.0.1");
+	assert_string_equal(val(w, "MASTER_PORT"), "21001");
+	assert_string_equal(val(w, "FORCE_TORCHRUN"), "1");
+	assert_string_equal(val(w, "PET_NNODES"), "2");
+	assert_string_equal(val(w, "PET_NODE_RANK"), "1");
+	assert_string_equal(val(w, "PET_NPROC_PER_NODE"), "8");
+	assert_string_equal(val(w, "PET_MASTER_ADDR"), "10.77.0.1");
+	assert_string_equal(val(w, "PET_MASTER_PORT"), "21001");
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "=eth0");
+	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "eth0");
+	assert_null(val(w, "WORLD_SIZE")); /* torchrun sets it for workers */
+	assert_non_null(strstr(distenv_vars_find(&w->vars, "NODE_RANK")->reason,
+			       "LLaMA-Factory >= 0.9.1"));
+	assert_non_null(strstr(distenv_vars_find(&w->vars, "RANK")->reason,
+			       "LLaMA-Factory <= 0.9.0"));
+	assert_non_null(strstr(distenv_vars_find(&w->vars, "NPROC_PER_NODE")->reason,
+			       "CUDA_VISIBLE_DEVICES"));
+	distenv_vars_free(&w->vars);
+}
+
+static void tasks_mode(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TASKS);
+
+	(void)state;
+	w->step.ntasks = 4;
+	w->step.local_ntasks = 2;
+	w->step.procid = 3;
+	w->step.localid = 1;
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "RANK"), "3");
+	assert_string_equal(val(w, "WORLD_SIZE"), "4");
+	assert_string_equal(val(w, "LOCAL_RANK"), "1");
+	assert_string_equal(val(w, "LOCAL_WORLD_SIZE"), "2");
+	assert_string_equal(val(w, "NODE_RANK"), "1");
+	assert_string_equal(val(w, "NNODES"), "2");
+	assert_string_equal(val(w, "MASTER_ADDR"), "10.77.0.1");
+	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "eth0");
+	assert_null(val(w, "FORCE_TORCHRUN"));
+	assert_null(val(w, "PET_NNODES"));
+	assert_null(val(w, "NPROC_PER_NODE"));
+	distenv_vars_free(&w->vars);
+}
+
+static void torchrun_rejects_several_tasks(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	(void)state;
+	w->step.local_ntasks = 4;
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where, "node n2");
+	assert_string_equal(w->err.what,
+			    "4 tasks of step 77.3 run on this node in torchrun mode");
+	assert_non_null(strstr(w->err.fix, "--ntasks-per-node=1"));
+	assert_non_null(strstr(w->err.fix, "--distenv=tasks"));
+	assert_int_equal(w->vars.count, 0);
+}
+
+static void user_values_are_kept(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	(void)state;
+	env_add(w, "MASTER_PORT=29500");
+	env_add(w, "NCCL_SOCKET_IFNAME=eth");
+	env_add(w, "NNODES=2");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "MASTER_PORT"), "29500");
+	assert_int_equal(distenv_vars_find(&w->vars, "MASTER_PORT")->action,
+			 DISTENV_ACTION_KEPT);
+	assert_string_equal(distenv_vars_find(&w->vars, "MASTER_PORT")->reason,
+			    "kept (set by user)");
+	assert_string_equal(val(w, "PET_MASTER_PORT"), "29500");
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "eth");
+	assert_int_equal(distenv_vars_find(&w->vars, "NNODES")->action,
+			 DISTENV_ACTION_KEPT);
+	/* Kept variables are not in the marker: a later step keeps them too. */
+	assert_null(strstr(val(w, "DISTENV_SET"), " MASTER_PORT:"));
+	/* NNODES is the user's, so NODE_RANK comes first in the marker. */
+	assert_int_equal(strncmp(val(w, "DISTENV_SET"), "NODE_RANK:", 10), 0);
+	assert_non_null(strstr(val(w, "DISTENV_SET"), " PET_MASTER_PORT:"));
+	distenv_vars_free(&w->vars);
+}
+
+/* Values the batch script inherited from distenv are re-derived. */
+static void earlier_step_values_are_rederived(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+	static char marker[256];
+
+	(void)state;
+	snprintf(marker, sizeof(marker), "DISTENV_SET=NNODES:%08x MASTER_ADDR:%08x",
+		 distenv_value_hash("4"), distenv_value_hash("10.77.0.9"));
+	env_add(w, "NNODES=4");
+	env_add(w, "MASTER_ADDR=10.77.0.9");
+	env_add(w, "NODE_RANK=0"); /* the user's: not in the marker */
+	env_add(w, marker);
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NNODES"), "2");
+	assert_int_equal(distenv_vars_find(&w->vars, "NNODES")->action,
+			 DISTENV_ACTION_SET);
+	assert_string_equal(val(w, "MASTER_ADDR"), "10.77.0.1");
+	assert_string_equal(val(w, "NODE_RANK"), "0");
+	assert_int_equal(distenv_vars_find(&w->vars, "NODE_RANK")->action,
+			 DISTENV_ACTION_KEPT);
+	distenv_vars_free(&w->vars);
+}
+
+/* Case C4: a hand-set interface that this node does not have. */
+static void user_ifname_matching_nothing(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	(void)state;
+	env_add(w, "NCCL_SOCKET_IFNAME=ens5");
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where, "node n2: NCCL_SOCKET_IFNAME (exported)");
+	assert_string_equal(w->err.what, "'ens5' matches no interface of this node "
+					 "(it has: lo, eth1, eth0)");
+
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	strcpy(w->req.ifname, "=ib0");
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where, "node n2: --distenv-ifname");
+	assert_string_equal(w->err.what, "'=ib0' matches no interface of this node "
+					 "(it has: lo, eth1, eth0)");
+
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	env_add(w, "GLOO_SOCKET_IFNAME=eth0,bond0");
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where, "node n2: GLOO_SOCKET_IFNAME (exported)");
+	assert_non_null(strstr(w->err.what, "'bond0' matches no interface"));
+}
+
+static void option_ifname(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	(void)state;
+	strcpy(w->req.ifname, "eth");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "eth");
+	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "eth0");
+	distenv_vars_free(&w->vars);
+
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	strcpy(w->req.ifname, "=eth1"); /* the user insists on eth1 */
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "=eth1");
+	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "eth1");
+	distenv_vars_free(&w->vars);
+}
+
+static void port_sources(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+	uint16_t expect;
+
+	(void)state;
+	w->req.port = 31000;
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "MASTER_PORT"), "31000");
+	distenv_vars_free(&w->vars);
+
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	w->req.port = 31000;
+	w->step.resv_ports = "20000,20005-20006";
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "MASTER_PORT"), "20000");
+	distenv_vars_free(&w->vars);
+
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	assert_int_equal(derive(w), 0);
+	distenv_derive_port(77, 3, DISTENV_PORT_LO_DEFAULT, DISTENV_PORT_HI_DEFAULT,
+			    32768, 60999, &expect, NULL);
+	assert_int_equal(atoi(val(w, "MASTER_PORT")), expect);
+	distenv_vars_free(&w->vars);
+
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	w->step.resv_ports = "junk";
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where, "SLURM_STEP_RESV_PORTS");
+}
+
+static void nproc_sources(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	(void)state;
+	env_add(w, "SLURM_GPUS_ON_NODE=4");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "4");
+	distenv_vars_free(&w->vars);
+
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	env_add(w, "CUDA_VISIBLE_DEVICES=GPU-1b2c,GPU-77aa");
+	env_add(w, "SLURM_GPUS_ON_NODE=8");
+	w->req.nproc = 3;
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "3");
+	distenv_vars_free(&w->vars);
+
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	env_add(w, "CUDA_VISIBLE_DEVICES=GPU-1b2c,GPU-77aa");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "2");
+	distenv_vars_free(&w->vars);
+
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	env_add(w, "CUDA_VISIBLE_DEVICES=NoDevFiles");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "1");
+	distenv_vars_free(&w->vars);
+}
+
+static void batch_script_values(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	(void)state;
+	w->step.kind = DISTENV_STEP_BATCH;
+	w->step.nnodes = 4;
+	w->step.node_id = 0;
+	assert_int_equal(derive(w), 0);
+	assert_int_equal(w->vars.count, 5);
+	assert_string_equal(val(w, "NNODES"), "4");
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "1");
+	assert_string_equal(val(w, "MASTER_ADDR"), "10.77.0.1");
+	assert_string_equal(val(w, "FORCE_TORCHRUN"), "1");
+	assert_null(val(w, "MASTER_PORT"));
+	assert_null(val(w, "NODE_RANK"));
+	distenv_vars_free(&w->vars);
+
+	/* A resolution problem does not fail the batch script. */
+	w = world_new(DISTENV_MODE_TASKS);
+	w->step.kind = DISTENV_STEP_BATCH;
+	w->fx.net.n_addrs = 0;
+	w->fx.net.resolve_error = "Name or service not known";
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NNODES"), "2");
+	assert_null(val(w, "MASTER_ADDR"));
+	distenv_vars_free(&w->vars);
+}
+
+static void mode_off_sets_nothing(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_UNSET);
+
+	(void)state;
+	assert_int_equal(derive(w), 0);
+	assert_int_equal(w->vars.count, 0);
+	assert_false(distenv_needs_net(&w->site, &w->req, &w->step));
+	w->req.mode = DISTENV_MODE_OFF;
+	w->site.default_mode = DISTENV_MODE_TORCHRUN;
+	assert_int_equal(derive(w), 0);
+	assert_int_equal(w->vars.count, 0);
+}
+
+static void loopback_master_fails_step(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	(void)state;
+	w->step.node_id = 0;
+	w->step.node_name[1] = '1';
+	fx_cluster_node(&w->fx, 1, "n1");
+	fx_addr(&w->fx, "127.0.1.1", "lo");
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where, "node n1: master host n1");
+	assert_non_null(strstr(w->err.what, "only to the loopback address 127.0.1.1"));
+}
+
+static void user_master_addr_everything_set(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	(void)state;
+	env_add(w, "MASTER_ADDR=10.77.0.1");
+	assert_string_equal(distenv_master_host(&w->step), "10.77.0.1");
+	env_add(w, "NCCL_SOCKET_IFNAME=eth0");
+	env_add(w, "GLOO_SOCKET_IFNAME=eth0");
+	assert_false(distenv_needs_net(&w->site, &w->req, &w->step));
+	assert_int_equal(distenv_derive(&w->site, &w->req, &w->step, NULL,
+					&w->vars, &w->err), 0);
+	assert_string_equal(val(w, "MASTER_ADDR"), "10.77.0.1");
+	assert_string_equal(val(w, "PET_MASTER_ADDR"), "10.77.0.1");
+	assert_int_equal(distenv_vars_find(&w->vars, "GLOO_SOCKET_IFNAME")->action,
+			 DISTENV_ACTION_KEPT);
+	distenv_vars_free(&w->vars);
+}
+
+static void bad_values_are_refused(void **state)
+{
+	struct distenv_vars vars = {0};
+	struct distenv_error err;
+	char big[DISTENV_VALUE_MAX + 2];
+
+	(void)state;
+	assert_int_equal(distenv_vars_add(&vars, "A", "x\ny", DISTENV_ACTION_SET,
+					  &err, "r"), -1);
+	assert_string_equal(err.what, "value holds a line break");
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(distenv_vars_add(&vars, "A", big, DISTENV_ACTION_SET,
+					  &err, "r"), -1);
+	assert_int_equal(distenv_vars_add(&vars, "1A", "x", DISTENV_ACTION_SET,
+					  &err, "r"), -1);
+	assert_int_equal(distenv_vars_add(&vars, "A=B", "x", DISTENV_ACTION_SET,
+					  &err, "r"), -1);
+	assert_int_equal(vars.count, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(torchrun_two_nodes),
+		cmocka_unit_test(tasks_mode),
+		cmocka_unit_test(torchrun_rejects_several_tasks),
+		cmocka_unit_test(user_values_are_kept),
+		cmocka_unit_test(earlier_step_values_are_rederived),
+		cmocka_unit_test(user_ifname_matching_nothing),
+		cmocka_unit_test(option_ifname),
+		cmocka_unit_test(port_sources),
+		cmocka_unit_test(nproc_sources),
+		cmocka_unit_test(batch_script_values),
+		cmocka_unit_test(mode_off_sets_nothing),
+		cmocka_unit_test(loopback_master_fails_step),
+		cmocka_unit_test(user_master_addr_everything_set),
+		cmocka_unit_test(bad_values_are_refused),
+	};
+
+	return cmocka_run_group_tests_name("derive", tests, NULL, NULL);
+}

@@ -1,0 +1,87 @@
+/* Unit tests: the first host of Slurm node lists, through libslurm's
+ * hostlist functions (no Slurm daemon involved). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "distenv_sys.h"
+
+static const char *first(const char *list)
+{
+	static char buf[256];
+	struct distenv_error err;
+
+	if (distenv_first_host(list, "SLURM_STEP_NODELIST", buf, sizeof(buf), &err))
+		return NULL;
+	return buf;
+}
+
+static void common_forms(void **state)
+{
+	(void)state;
+	assert_string_equal(first("gpu-[001-064]"), "gpu-001");
+	assert_string_equal(first("a[1-2],b[01-03]"), "a1");
+	assert_string_equal(first("n1"), "n1");
+	assert_string_equal(first("node[7,3,5]"), "node7");
+}
+
+/* The step's own order, not sorted order (../shared/CONTRACTS.md 5). */
+static void step_order_is_kept(void **state)
+{
+	(void)state;
+	assert_string_equal(first("nb,na"), "nb");
+	assert_string_equal(first("b[01-03],a[1-2]"), "b01");
+	assert_string_equal(first("gpu-[064,001-063]"), "gpu-064");
+}
+
+static void ten_thousand_nodes(void **state)
+{
+	size_t len = 10000 * 12 + 1, used = 0;
+	char *list = malloc(len);
+	int i;
+
+	(void)state;
+	assert_string_equal(first("gpu-[00001-10000]"), "gpu-00001");
+	assert_non_null(list);
+	for (i = 10000; i >= 1; i--)
+		used += (size_t)snprintf(list + used, len - used, "%sh%d",
+					 used ? "," : "", i);
+	assert_string_equal(first(list), "h10000");
+	free(list);
+}
+
+static void errors(void **state)
+{
+	char buf[4];
+	struct distenv_error err;
+
+	(void)state;
+	assert_int_equal(distenv_first_host("", "SLURM_STEP_NODELIST", buf,
+					    sizeof(buf), &err), -1);
+	assert_string_equal(err.where, "SLURM_STEP_NODELIST");
+	assert_string_equal(err.what, "no node list");
+	assert_int_equal(distenv_first_host(NULL, "SLURM_JOB_NODELIST", buf,
+					    sizeof(buf), &err), -1);
+	assert_int_equal(distenv_first_host("gpu-[001-064]", "X", buf,
+					    sizeof(buf), &err), -1);
+	assert_string_equal(err.what, "first host name is too long");
+	assert_int_equal(distenv_first_host("gpu-[064-001", "X", buf,
+					    sizeof(buf), &err), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(common_forms),
+		cmocka_unit_test(step_order_is_kept),
+		cmocka_unit_test(ten_thousand_nodes),
+		cmocka_unit_test(errors),
+	};
+
+	return cmocka_run_group_tests_name("hostlist", tests, NULL, NULL);
+}

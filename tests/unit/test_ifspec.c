@@ -1,0 +1,118 @@
+/* Unit tests: NCCL interface list syntax. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "distenv_ifspec.h"
+
+static void parse_forms(void **state)
+{
+	struct distenv_ifspec s;
+	struct distenv_error err;
+
+	(void)state;
+	assert_int_equal(distenv_ifspec_parse("eth0", "o", &s, &err), 0);
+	assert_false(s.exclude);
+	assert_false(s.exact);
+	assert_int_equal(s.count, 1);
+	assert_string_equal(s.names[0], "eth0");
+	assert_int_equal(distenv_ifspec_parse("^=docker0,lo", "o", &s, &err), 0);
+	assert_true(s.exclude);
+	assert_true(s.exact);
+	assert_int_equal(s.count, 2);
+	assert_string_equal(s.names[1], "lo");
+	assert_int_equal(distenv_ifspec_parse("=ib0", "o", &s, &err), 0);
+	assert_true(s.exact);
+	assert_false(s.exclude);
+}
+
+static void parse_errors(void **state)
+{
+	struct distenv_ifspec s;
+	struct distenv_error err;
+
+	(void)state;
+	assert_int_equal(distenv_ifspec_parse("", "--distenv-ifname", &s, &err), -1);
+	assert_string_equal(err.what, "'' names no interface");
+	assert_string_equal(err.where, "--distenv-ifname");
+	assert_int_equal(distenv_ifspec_parse("^", "o", &s, &err), -1);
+	assert_int_equal(distenv_ifspec_parse("^=", "o", &s, &err), -1);
+	assert_int_equal(distenv_ifspec_parse("eth0,,eth1", "o", &s, &err), -1);
+	assert_string_equal(err.what, "'eth0,,eth1' has an empty name");
+	assert_int_equal(distenv_ifspec_parse("eth0,", "o", &s, &err), -1);
+	assert_int_equal(distenv_ifspec_parse("eth0;rm -rf", "o", &s, &err), -1);
+	assert_string_equal(err.what, "'eth0;rm -rf' has the character ';' (0x3b), "
+				      "which no interface name holds");
+	assert_int_equal(distenv_ifspec_parse("eth\xc3\xa9", "o", &s, &err), -1);
+	assert_non_null(strstr(err.what, "0xc3"));
+	assert_int_equal(distenv_ifspec_parse("averyveryverylongname", "o", &s, &err), -1);
+	assert_non_null(strstr(err.what, "longer than an interface name"));
+	assert_int_equal(distenv_ifspec_parse("a#b", "o", &s, &err), -1);
+}
+
+static void matching(void **state)
+{
+	struct distenv_ifspec s;
+	struct distenv_error err;
+
+	(void)state;
+	/* Without '=', a name is a prefix: eth1 also selects eth10. */
+	distenv_ifspec_parse("eth1", "o", &s, &err);
+	assert_true(distenv_ifspec_selects(&s, "eth1"));
+	assert_true(distenv_ifspec_selects(&s, "eth10"));
+	assert_false(distenv_ifspec_selects(&s, "eth0"));
+	distenv_ifspec_parse("=eth1", "o", &s, &err);
+	assert_true(distenv_ifspec_selects(&s, "eth1"));
+	assert_false(distenv_ifspec_selects(&s, "eth10"));
+	distenv_ifspec_parse("^docker,lo", "o", &s, &err);
+	assert_false(distenv_ifspec_selects(&s, "docker0"));
+	assert_false(distenv_ifspec_selects(&s, "lo"));
+	assert_true(distenv_ifspec_selects(&s, "eth0"));
+	distenv_ifspec_parse("^=eth0", "o", &s, &err);
+	assert_false(distenv_ifspec_selects(&s, "eth0"));
+	assert_true(distenv_ifspec_selects(&s, "eth01"));
+}
+
+static void any_interface(void **state)
+{
+	struct distenv_iface ifs[3];
+	struct distenv_ifspec s;
+	struct distenv_error err;
+	char first[DISTENV_IFNAME_MAX];
+
+	(void)state;
+	memset(ifs, 0, sizeof(ifs));
+	strcpy(ifs[0].name, "lo");
+	ifs[0].up = 1;
+	ifs[0].loopback = 1;
+	ifs[0].ip.family = AF_INET;
+	strcpy(ifs[1].name, "ens5");
+	ifs[1].up = 0; /* down: not usable */
+	strcpy(ifs[2].name, "ens6");
+	ifs[2].up = 1;
+	distenv_ifspec_parse("eth0", "o", &s, &err);
+	assert_false(distenv_ifspec_any(&s, ifs, 3, 1, first));
+	distenv_ifspec_parse("ens", "o", &s, &err);
+	assert_true(distenv_ifspec_any(&s, ifs, 3, 1, first));
+	assert_string_equal(first, "ens6");
+	distenv_ifspec_parse("lo", "o", &s, &err);
+	assert_false(distenv_ifspec_any(&s, ifs, 3, 1, first)); /* multi-node */
+	assert_true(distenv_ifspec_any(&s, ifs, 3, 0, first));  /* single */
+	assert_string_equal(first, "lo");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_forms),
+		cmocka_unit_test(parse_errors),
+		cmocka_unit_test(matching),
+		cmocka_unit_test(any_interface),
+	};
+
+	return cmocka_run_group_tests_name("ifspec", tests, NULL, NULL);
+}
