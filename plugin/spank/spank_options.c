@@ -22,9 +22,19 @@ static int reject(int remote)
 	return -1;
 }
 
+/* Slurm 22.05 forwards an optional-argument option given without a
+ * value (#SBATCH --distenv, salloc --distenv) to the inner srun as
+ * SLURM_SPANK__SLURM_SPANK_OPTION_distenv_distenv=(null), the NULL
+ * value printed with "%s" (seen on Debian's 22.05.8, tests/cluster). */
+static const char *no_value_as_null(const char *optarg)
+{
+	return optarg && strcmp(optarg, "(null)") == 0 ? NULL : optarg;
+}
+
 static int opt_mode(int val, const char *optarg, int remote)
 {
 	(void)val;
+	optarg = no_value_as_null(optarg);
 	if (distenv_parse_mode(optarg, "--distenv", &distenv_state.req.mode,
 			       &distenv_state.option_error))
 		return reject(remote);

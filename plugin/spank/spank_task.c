@@ -17,10 +17,16 @@
 #include "distenv_sys.h"
 #include "spank_state.h"
 
-static int report(const struct distenv_error *err)
+/* Print err for the user, once per node (from the node's first task:
+ * every task of the node meets the same error), and fail the task. */
+static int report(spank_t sp, const struct distenv_error *err)
 {
 	char line[3 * DISTENV_ERROR_TEXT];
+	int local_id = 0;
 
+	if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS &&
+	    local_id != 0)
+		return -1;
 	distenv_error_format(err, line, sizeof(line));
 	fprintf(stderr, "distenv: error: %s\n", line);
 	fflush(stderr);
@@ -98,12 +104,12 @@ int distenv_remote_task_init(spank_t sp)
 	if (batch < 0)
 		return 0;
 	if (distenv_error_is_set(&st->option_error))
-		return report(&st->option_error);
+		return report(sp, &st->option_error);
 	if (mode == DISTENV_MODE_OFF)
 		return 0;
 	if (distenv_error_is_set(&st->site_error))
-		return report(&st->site_error);
+		return report(sp, &st->site_error);
 	if (derive_and_export(sp, batch, mode, &err))
-		return report(&err);
+		return report(sp, &err);
 	return 0;
 }

@@ -13,14 +13,30 @@ int distenv_first_host(const char *nodelist, const char *where, char *buf,
 	/* struct hostlist *, not hostlist_t: 23.11 changed the typedef from
 	 * a pointer to a struct (../shared/CONTRACTS.md 5). */
 	struct hostlist *hl;
-	char *first;
-	int n;
+	char *head, *first;
+	size_t i;
+	int depth = 0, n;
 
 	if (!nodelist || !nodelist[0])
 		return distenv_error_set(err, where,
 					 "run inside a Slurm job or step",
 					 "no node list");
-	hl = slurm_hostlist_create(nodelist);
+	/* Only the first element ("a[1-2]" of "a[1-2],b[01-03]") goes to
+	 * hostlist: a list of 10,000 names that do not fold into ranges
+	 * would otherwise be parsed whole for every task. */
+	for (i = 0; nodelist[i]; i++) {
+		if (nodelist[i] == '[')
+			depth++;
+		else if (nodelist[i] == ']')
+			depth--;
+		else if (depth == 0 && (nodelist[i] == ',' || nodelist[i] == ' '))
+			break;
+	}
+	head = strndup(nodelist, i);
+	if (!head)
+		return distenv_error_set(err, where, NULL, "out of memory");
+	hl = slurm_hostlist_create(head);
+	free(head);
 	if (!hl)
 		return distenv_error_set(err, where, NULL,
 					 "'%.64s' is not a Slurm node list",

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Install what distenv needs to build and test on Debian 12, from Debian's
+# own packages. Skips apt entirely when everything is already there.
+set -euo pipefail
+
+packages=(
+	build-essential autoconf automake libtool pkg-config
+	libslurm-dev slurm-wlm-plugins-dev libhwloc-dev libyaml-dev
+	slurmctld slurmd slurm-client munge
+	libcmocka-dev bats shellcheck
+	python3-torch iproute2 util-linux procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}; run as root" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,519 @@
+#!/usr/bin/env bash
+# cluster.sh - a throw-away multi-node Slurm cluster on one machine, one
+# network namespace (plus UTS namespace) per compute node.
+#
+#   cluster.sh start [-n NODES] [--plugstack FILE] [--resv-ports]
+#   cluster.sh stop
+#   cluster.sh status
+#
+# Everything lives under $DISTENV_CLUSTER_DIR (default /tmp/distenv-cluster).
+# `start` writes $DISTENV_CLUSTER_DIR/env.sh (export SLURM_CONF=...) and
+# prints the same exports on stdout; all progress goes to stderr, so
+# `eval "$(cluster.sh start)"` works.
+#
+# Topology (see README.md):
+#   root ns : bridge dvbr0 10.77.0.254/24, slurmctld, private munged
+#   dvn<i>  : hostname n<i>; eth1 10.99.<i>.1/24 (reaches nothing, ifindex
+#             before eth0), eth0 10.77.0.<i>/24 (veth to dvbr0), slurmd;
+#             /etc/hosts maps n<i> to 127.0.1.1 first (Debian style).
+#
+# Must run as root.  Needs: iproute2, util-linux (unshare, setsid, setpriv),
+# slurmctld, slurmd, munged (Slurm 22.05 as packaged by Debian 12).
+
+set -euo pipefail
+
+PROG=${0##*/}
+DIR=${DISTENV_CLUSTER_DIR:-/tmp/distenv-cluster}
+BRIDGE=dvbr0
+NET=10.77.0
+CTL_ADDR=$NET.254
+NS_PREFIX=dvn
+VETH_PREFIX=dvv
+START_TIMEOUT=${DISTENV_CLUSTER_TIMEOUT:-60}
+
+CREATED=$DIR/created.list # resources we made, one per line, in order
+PIDS=$DIR/pids            # <what>.pid files for every daemon we started
+CONF_DIR=$DIR/etc
+CONF=$CONF_DIR/slurm.conf
+LOG_DIR=$DIR/log
+MUNGE_DIR=$DIR/munge
+MUNGE_SOCKET=$MUNGE_DIR/munge.socket
+
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+usage() {
+	cat >&2 <<EOF
+usage: $PROG start [-n NODES] [--plugstack FILE] [--resv-ports]
+       $PROG stop
+       $PROG status
+NODES is 2..4 (default 2).  Run dir: \$DISTENV_CLUSTER_DIR (now $DIR).
+EOF
+	exit 2
+}
+
+# ---------------------------------------------------------------------------
+# bookkeeping
+
+# record KIND NAME: remember a resource *before* creating it, so that a
+# start that dies half-way still gets it cleaned up.
+record() { printf '%s %s\n' "$1" "$2" >>"$CREATED"; }
+
+# pid_alive PIDFILE COMM: true if the pid in PIDFILE runs a process called COMM
+# (guards against killing a recycled pid).
+pid_of() {
+	local f=$1 comm=$2 pid
+	[[ -s $f ]] || return 1
+	pid=$(<"$f")
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	[[ -r /proc/$pid/comm ]] || return 1
+	[[ $(<"/proc/$pid/comm") == "$comm" ]] || return 1
+	printf '%s\n' "$pid"
+}
+
+KILLED=() # every pid kill_pids signalled
+
+# kill_pids SECONDS PID...: SIGTERM, wait up to SECONDS, then SIGKILL.
+kill_pids() {
+	local wait=$1 p left i
+	shift
+	[[ $# -gt 0 ]] || return 0
+	KILLED+=("$@")
+	kill -TERM "$@" 2>/dev/null || true
+	for ((i = 0; i < wait * 10; i++)); do
+		left=()
+		for p in "$@"; do
+			if [[ -d /proc/$p ]] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; then
+				left+=("$p")
+			fi
+		done
+		[[ ${#left[@]} -gt 0 ]] || break
+		sleep 0.1
+	done
+	# dead (a zombie waiting for init to reap it counts as dead)
+	[[ ${#left[@]} -gt 0 ]] || return 0
+	log "SIGKILL ${left[*]}"
+	kill -KILL "${left[@]}" 2>/dev/null || true
+	sleep 0.2
+}
+
+# children_of PID: direct children (e.g. slurmctld's slurmscriptd)
+children_of() {
+	ps -o pid= --ppid "$1" 2>/dev/null | tr -d ' ' || true
+}
+
+# spawn COMM PIDFILE LOGFILE CMD...: run CMD (which must exec into a
+# foreground daemon called COMM) detached in its own session, record its pid.
+spawn() {
+	local comm=$1 pidfile=$2 logfile=$3 pid fd
+	shift 3
+	(
+		# do not hold our caller's pipes open (bats waits for fd 3)
+		for fd in "/proc/$BASHPID/fd/"*; do
+			fd=${fd##*/}
+			if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+		done
+		# written by the child itself before exec: no window in which a
+		# killed `start` leaves a daemon without a pid file
+		printf '%s\n' "$BASHPID" >"$pidfile"
+		exec setsid "$@" </dev/null >>"$logfile" 2>&1
+	) &
+	pid=$!
+	# setsid/ip netns exec/unshare/sh all exec, so $! becomes the daemon
+	for _ in $(seq 50); do
+		[[ -r /proc/$pid/comm && $(<"/proc/$pid/comm") == "$comm" ]] && return 0
+		[[ -d /proc/$pid ]] || break
+		sleep 0.1
+	done
+	log "$comm did not start (pid $pid); $logfile:"
+	tail -n 30 "$logfile" >&2 || true
+	return 1
+}
+
+# ---------------------------------------------------------------------------
+# stop
+
+do_stop() {
+	local f p c kind name pids=() line
+	[[ -d $DIR ]] || { log "nothing to stop ($DIR missing)"; return 0; }
+
+	# 1. slurmd daemons
+	for f in "$PIDS"/slurmd-*.pid; do
+		[[ -e $f ]] || continue
+		p=$(pid_of "$f" slurmd) && pids+=("$p")
+	done
+	((${#pids[@]} == 0)) || log "stopping slurmd ${pids[*]}"
+	kill_pids 10 "${pids[@]}"
+
+	# 2. anything still inside our namespaces (slurmstepd, job tasks):
+	#    only pids whose network namespace is one we created.
+	pids=()
+	if [[ -s $CREATED ]]; then
+		while read -r kind name; do
+			[[ $kind == ns ]] || continue
+			ip netns list 2>/dev/null | grep -qx "$name\( .*\)\?" || continue
+			mapfile -t -O "${#pids[@]}" pids < <(ip netns pids "$name" 2>/dev/null || true)
+		done <"$CREATED"
+	fi
+	if ((${#pids[@]} > 0)); then
+		log "killing leftover processes in our namespaces: ${pids[*]}"
+		kill_pids 3 "${pids[@]}"
+	fi
+
+	# 3. slurmctld, 4. munged (only ours: we never touch a system munged)
+	for line in slurmctld:slurmctld munged:munged; do
+		f=$PIDS/${line%%:*}.pid
+		if p=$(pid_of "$f" "${line##*:}"); then
+			mapfile -t pids < <(children_of "$p")
+			log "stopping ${line##*:} $p"
+			kill_pids 10 "$p"
+			# children that outlived their parent (normally none)
+			for c in "${pids[@]}"; do
+				[[ -d /proc/$c ]] && kill_pids 5 "$c"
+			done
+		fi
+	done
+	rm -f "$PIDS"/*.pid
+
+	# 5. network/filesystem resources, newest first
+	if [[ -s $CREATED ]]; then
+		while read -r kind name; do
+			case $kind in
+			ns) ip netns del "$name" 2>/dev/null || true ;;
+			link) ip link del "$name" 2>/dev/null || true ;;
+			etcdir) rm -rf -- "$name" ;;
+			emptydir) rmdir -- "$name" 2>/dev/null || true ;;
+			*) log "unknown resource '$kind $name'" ;;
+			esac
+		done < <(tac "$CREATED")
+		log "removed $(wc -l <"$CREATED") network/filesystem resources"
+	fi
+	rm -f "$CREATED" "$DIR/env.sh"
+
+	# The daemons' parent is PID 1, which reaps zombies lazily (~1-2 s
+	# here).  Wait (bounded) so that `pgrep slurmd` right after stop is empty.
+	local i left
+	for ((i = 0; i < 50; i++)); do
+		left=0
+		for p in "${KILLED[@]}"; do [[ -d /proc/$p ]] && left=1 && break; done
+		((left)) || break
+		sleep 0.1
+	done
+	return 0
+}
+
+# ---------------------------------------------------------------------------
+# status
+
+do_status() {
+	local f n ok=0 p
+	if [[ ! -s $CREATED ]]; then
+		echo "not running ($DIR)"
+		return 1
+	fi
+	for f in "$PIDS"/*.pid; do
+		[[ -e $f ]] || continue
+		n=${f##*/}
+		n=${n%.pid}
+		if p=$(pid_of "$f" "${n%%-*}"); then
+			echo "$n: running (pid $p)"
+		else
+			echo "$n: NOT running"
+			ok=1
+		fi
+	done
+	echo "namespaces: $(ip netns list 2>/dev/null | awk -v p="^$NS_PREFIX" '$1 ~ p {printf "%s ", $1}')"
+	if [[ -r $CONF ]]; then
+		SLURM_CONF=$CONF sinfo -N -o '%N %T %c %O' 2>&1 || ok=1
+	fi
+	return "$ok"
+}
+
+# ---------------------------------------------------------------------------
+# start
+
+dump_logs() {
+	local f
+	for f in "$LOG_DIR"/*.log "$LOG_DIR"/*.out "$MUNGE_DIR"/munged.log; do
+		[[ -s $f ]] || continue
+		printf '==== %s (last 25 lines)\n' "$f" >&2
+		tail -n 25 "$f" >&2
+	done
+}
+
+on_start_exit() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if ((rc != 0)); then
+		log "start FAILED (rc=$rc); logs:"
+		dump_logs
+		log "cleaning up"
+		do_stop || true
+	fi
+	exit "$rc"
+}
+
+write_conf() {
+	local nodes=$1 resv=$2 ctl_host=$3 i
+	{
+		cat <<EOF
+# generated by $PROG start; do not edit (regenerated on every start)
+ClusterName=distenv
+SlurmctldHost=$ctl_host($CTL_ADDR)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=6817
+SlurmdPort=6818
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$MUNGE_SOCKET
+StateSaveLocation=$DIR/state
+SlurmctldPidFile=$DIR/run/slurmctld.pid
+SlurmctldLogFile=$LOG_DIR/slurmctld.log
+SlurmdSpoolDir=$DIR/spool/%n
+SlurmdPidFile=$DIR/run/slurmd-%n.pid
+SlurmdLogFile=$LOG_DIR/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+SlurmdParameters=config_overrides
+PlugStackConfig=$DIR/plugstack.conf
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SwitchType=switch/none
+MpiDefault=none
+MailProg=/bin/true
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+SlurmctldTimeout=30
+SlurmdTimeout=30
+MessageTimeout=10
+TCPTimeout=5
+BatchStartTimeout=20
+InactiveLimit=0
+KillWait=5
+MinJobAge=120
+Waittime=0
+UnkillableStepTimeout=30
+EOF
+		if [[ $resv == 1 ]]; then
+			echo "MpiParams=ports=21000-21999"
+		fi
+		for ((i = 1; i <= nodes; i++)); do
+			echo "NodeName=n$i NodeAddr=$NET.$i NodeHostname=n$i CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1024 State=UNKNOWN"
+		done
+		echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8"
+	} >"$CONF"
+	# Without cgroup.conf slurmd autodetects the cgroup version and dies:
+	# "No filesystem mounted on /sys/fs/cgroup" (ip netns exec remounts /sys).
+	# cgroup/v1 loads fine and linuxproc/task none never use it.
+	cat >"$CONF_DIR/cgroup.conf" <<EOF
+CgroupPlugin=cgroup/v1
+CgroupAutomount=no
+EOF
+	chmod 0644 "$CONF" "$CONF_DIR/cgroup.conf"
+}
+
+start_munged() {
+	local key=/etc/munge/munge.key
+	install -d -m 0755 -o munge -g munge "$MUNGE_DIR"
+	if [[ ! -s $key ]]; then
+		key=$MUNGE_DIR/munge.key
+		log "no /etc/munge/munge.key; creating a private key $key"
+		mungekey --create --keyfile="$key" 2>/dev/null ||
+			dd if=/dev/urandom of="$key" bs=1024 count=1 status=none
+		chown munge:munge "$key"
+		chmod 0600 "$key"
+	fi
+	log "starting private munged (socket $MUNGE_SOCKET)"
+	spawn munged "$PIDS/munged.pid" "$LOG_DIR/munged.out" \
+		setpriv --reuid=munge --regid=munge --init-groups \
+		munged --foreground --socket="$MUNGE_SOCKET" --key-file="$key" \
+		--pid-file="$MUNGE_DIR/munged.pid" --log-file="$MUNGE_DIR/munged.log" \
+		--seed-file="$MUNGE_DIR/munged.seed"
+	for _ in $(seq 50); do
+		[[ -S $MUNGE_SOCKET ]] && return 0
+		sleep 0.1
+	done
+	die "munged socket $MUNGE_SOCKET did not appear"
+}
+
+setup_node_net() {
+	local i=$1 nodes=$2 ctl_host=$3 ns=$NS_PREFIX$1 j
+	record ns "$ns"
+	ip netns add "$ns"
+	# eth1 first, so it gets the lower ifindex and comes first in getifaddrs()
+	# (like a real node whose first NIC is not the one other nodes can reach).
+	# Prefer a dummy; this kernel may lack it, ifb behaves the same for us.
+	ip -n "$ns" link add eth1 type dummy 2>/dev/null ||
+		ip -n "$ns" link add eth1 type ifb
+	record link "$VETH_PREFIX$i"
+	ip link add "$VETH_PREFIX$i" type veth peer name eth0 netns "$ns"
+	ip link set "$VETH_PREFIX$i" master "$BRIDGE"
+	ip link set "$VETH_PREFIX$i" up
+	ip -n "$ns" link set lo up
+	ip -n "$ns" addr add "10.99.$i.1/24" dev eth1
+	ip -n "$ns" link set eth1 up
+	ip -n "$ns" addr add "$NET.$i/24" dev eth0
+	ip -n "$ns" link set eth0 up
+
+	record etcdir "/etc/netns/$ns"
+	mkdir -p "/etc/netns/$ns"
+	{
+		printf '127.0.0.1\tlocalhost\n'
+		printf '127.0.1.1\tn%s\n' "$i"
+		for ((j = 1; j <= nodes; j++)); do
+			printf '%s.%s\tn%s\n' "$NET" "$j" "$j"
+		done
+		printf '%s\t%s\n' "$CTL_ADDR" "$ctl_host"
+		printf '::1\tlocalhost ip6-localhost ip6-loopback\n'
+	} >"/etc/netns/$ns/hosts"
+	printf 'n%s\n' "$i" >"/etc/netns/$ns/hostname"
+	chmod 0644 "/etc/netns/$ns/hosts" "/etc/netns/$ns/hostname"
+}
+
+do_start() {
+	local nodes=2 plugstack="" resv=0 i ctl_host t0 deadline idle
+
+	while (($# > 0)); do
+		case $1 in
+		-n | --nodes)
+			[[ $# -ge 2 ]] || usage
+			nodes=$2
+			shift 2
+			;;
+		--plugstack)
+			[[ $# -ge 2 ]] || usage
+			plugstack=$2
+			shift 2
+			;;
+		--resv-ports)
+			resv=1
+			shift
+			;;
+		*) usage ;;
+		esac
+	done
+	[[ $nodes =~ ^[2-4]$ ]] || die "NODES must be 2..4 (got '$nodes')"
+	[[ -z $plugstack || -r $plugstack ]] || die "cannot read plugstack file '$plugstack'"
+	[[ $(id -u) -eq 0 ]] || die "must run as root"
+	[[ ! -s $CREATED ]] || die "$DIR holds a cluster (or leftovers of one): run '$PROG stop' first"
+	# refuse to clobber things that are not ours
+	! ip link show "$BRIDGE" >/dev/null 2>&1 || die "link $BRIDGE already exists"
+	for ((i = 1; i <= nodes; i++)); do
+		! ip netns list | grep -q "^$NS_PREFIX$i\b" || die "netns $NS_PREFIX$i already exists"
+		! ip link show "$VETH_PREFIX$i" >/dev/null 2>&1 || die "link $VETH_PREFIX$i already exists"
+		[[ ! -e /etc/netns/$NS_PREFIX$i ]] || die "/etc/netns/$NS_PREFIX$i already exists"
+	done
+	# unix socket paths (munge, slurmstepd) must fit in sun_path (108 bytes)
+	((${#DIR} <= 60)) || die "DISTENV_CLUSTER_DIR too long (${#DIR} > 60 chars)"
+
+	t0=$(date +%s%N)
+	trap on_start_exit EXIT
+	trap 'exit 130' INT TERM
+
+	# fresh run dir (only our own sub-directories; keep nothing from before)
+	mkdir -p "$DIR"
+	chmod 0755 "$DIR"
+	# munged runs as user munge and keeps its socket under $DIR; job users
+	# need the same access.  A mktemp -d parent (mode 0700) breaks that.
+	setpriv --reuid=munge --regid=munge --clear-groups test -x "$DIR" ||
+		die "$DIR is not reachable by user munge: make its parent directories world-searchable (o+x), e.g. use a dir under /tmp"
+	rm -rf -- "$CONF_DIR" "$LOG_DIR" "$MUNGE_DIR" "$PIDS" "$DIR/run" \
+		"$DIR/state" "$DIR/spool" "$DIR/env.sh"
+	: >"$CREATED"
+	mkdir -p "$CONF_DIR" "$LOG_DIR" "$PIDS" "$DIR/run" "$DIR/state"
+	install -d -m 1777 "$DIR/jobs" # job output, usable by any user
+	for ((i = 1; i <= nodes; i++)); do mkdir -p "$DIR/spool/n$i"; done
+
+	ctl_host=$(hostname -s)
+	[[ ! $ctl_host =~ ^n[0-9]+$ ]] || die "this machine's hostname '$ctl_host' clashes with the node names"
+	write_conf "$nodes" "$resv" "$ctl_host"
+	if [[ -n $plugstack ]]; then
+		cp -- "$plugstack" "$DIR/plugstack.conf"
+	else
+		: >"$DIR/plugstack.conf"
+	fi
+	chmod 0644 "$DIR/plugstack.conf"
+
+	start_munged
+
+	# network
+	log "creating bridge $BRIDGE and $nodes node namespaces"
+	if [[ ! -d /etc/netns ]]; then
+		record emptydir /etc/netns
+		mkdir -p /etc/netns
+	fi
+	record link "$BRIDGE"
+	ip link add "$BRIDGE" type bridge
+	ip addr add "$CTL_ADDR/24" dev "$BRIDGE"
+	ip link set "$BRIDGE" up
+	for ((i = 1; i <= nodes; i++)); do
+		setup_node_net "$i" "$nodes" "$ctl_host"
+	done
+
+	# controller (root namespace)
+	log "starting slurmctld"
+	spawn slurmctld "$PIDS/slurmctld.pid" "$LOG_DIR/slurmctld.out" \
+		slurmctld -D -i -f "$CONF"
+	deadline=$(($(date +%s) + START_TIMEOUT))
+	until SLURM_CONF=$CONF scontrol ping 2>/dev/null | grep -q 'is UP'; do
+		(($(date +%s) < deadline)) || die "slurmctld not answering after ${START_TIMEOUT}s"
+		[[ -n $(pid_of "$PIDS/slurmctld.pid" slurmctld) ]] || die "slurmctld died"
+		sleep 0.3
+	done
+
+	# compute nodes: own netns (ip netns exec also bind-mounts
+	# /etc/netns/<ns>/hosts over /etc/hosts) and own UTS namespace
+	for ((i = 1; i <= nodes; i++)); do
+		log "starting slurmd n$i in $NS_PREFIX$i"
+		# shellcheck disable=SC2016 # $1/$2 are expanded by that sh
+		spawn slurmd "$PIDS/slurmd-n$i.pid" "$LOG_DIR/slurmd-n$i.out" \
+			ip netns exec "$NS_PREFIX$i" unshare --uts \
+			sh -c 'hostname "$1" && exec slurmd -D -f "$2" -N "$1"' sh "n$i" "$CONF"
+	done
+
+	log "waiting (<= ${START_TIMEOUT}s) for $nodes idle nodes"
+	while :; do
+		idle=$(SLURM_CONF=$CONF sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
+		((idle == nodes)) && break
+		for ((i = 1; i <= nodes; i++)); do
+			[[ -n $(pid_of "$PIDS/slurmd-n$i.pid" slurmd) ]] || die "slurmd n$i died"
+		done
+		if (($(date +%s) >= deadline)); then
+			SLURM_CONF=$CONF sinfo -N >&2 || true
+			die "only $idle of $nodes nodes idle after ${START_TIMEOUT}s"
+		fi
+		sleep 0.3
+	done
+
+	cat >"$DIR/env.sh" <<EOF
+export DISTENV_CLUSTER_DIR=$DIR
+export SLURM_CONF=$CONF
+EOF
+	chmod 0644 "$DIR/env.sh"
+	trap - EXIT INT TERM
+	t0=$((($(date +%s%N) - t0) / 1000000))
+	log "cluster up: $nodes nodes in $((t0 / 1000)).$((t0 % 1000 / 100))s; source $DIR/env.sh"
+	cat "$DIR/env.sh"
+}
+
+# ---------------------------------------------------------------------------
+
+cmd=${1:-}
+[[ -n $cmd ]] || usage
+shift
+case $cmd in
+start) do_start "$@" ;;
+stop)
+	[[ $(id -u) -eq 0 ]] || die "must run as root"
+	do_stop
+	;;
+status) do_status ;;
+-h | --help | help) usage ;;
+*) usage ;;
+esac

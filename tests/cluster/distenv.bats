@@ -1,0 +1,233 @@
+#!/usr/bin/env bats
+# End-to-end tests of distenv.so on a real Slurm 22.05 cluster of two
+# nodes, each in its own network namespace (cluster.sh): eth0 joins the
+# nodes, eth1 reaches nobody (case C1), and each node's /etc/hosts maps
+# its own name to 127.0.1.1 first, as Debian's installer does (case C2).
+# Slurm reserves ports per step (MpiParams=ports).
+
+load helpers
+
+setup_file() {
+	load helpers
+	cluster_up 2
+}
+
+teardown_file() {
+	load helpers
+	cluster_down
+}
+
+setup() {
+	cluster_env
+	plugstack_with_distenv
+	cd "$BATS_FILE_TMPDIR" || return 1
+}
+
+@test "srun --help and sbatch --help list the distenv options" {
+	run srun --help
+	[[ "$output" == *"--distenv=[torchrun|tasks|off]"* ]]
+	[[ "$output" == *"--distenv-port=PORT"* ]]
+	[[ "$output" == *"--distenv-ifname=NAME"* ]]
+	[[ "$output" == *"--distenv-nproc=N"* ]]
+	[[ "$output" == *"--distenv-show"* ]]
+	run sbatch --help
+	[[ "$output" == *"--distenv=[torchrun|tasks|off]"* ]]
+	run salloc --help
+	[[ "$output" == *"--distenv-show"* ]]
+}
+
+@test "#SBATCH --distenv: LLaMA-Factory's torchrun command on 2 nodes x 2 processes, every rank's all_reduce checked" {
+	run batch <<EOF
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1 --distenv --distenv-nproc=2
+echo "BATCH NNODES=\$NNODES MASTER_ADDR=\$MASTER_ADDR FORCE_TORCHRUN=\$FORCE_TORCHRUN NPROC_PER_NODE=\$NPROC_PER_NODE"
+srun "$LF" "$GLOO"
+EOF
+	out=${lines[0]}
+	cat "$out"
+	[ "$status" -eq 0 ]
+	grep -qx 'BATCH NNODES=2 MASTER_ADDR=10.77.0.1 FORCE_TORCHRUN=1 NPROC_PER_NODE=2' "$out"
+	for r in 0 1 2 3; do
+		grep -qE "RANK $r/4 node=n[12] result=10 OK" "$out"
+	done
+	[ "$(grep -cE 'RANK [0-3]/4 node=n1 result=10 OK' "$out")" -eq 2 ]
+	[ "$(grep -cE 'RANK [0-3]/4 node=n2 result=10 OK' "$out")" -eq 2 ]
+	! grep -q FAIL "$out"
+}
+
+@test "the trap is real: the same launch with hand-set variables and no interface variables fails" {
+	run batch <<EOF
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1
+# Gloo's connect timeout is about 5 x this (tests/cluster/README.md).
+export DISTENV_TEST_TIMEOUT=5
+srun bash -c 'FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=\$SLURM_NODEID NPROC_PER_NODE=2 MASTER_ADDR=n1 MASTER_PORT=29500 exec "$LF" "$GLOO"'
+EOF
+	out=${lines[0]}
+	cat "$out"
+	[ "$status" -ne 0 ]
+	! grep -qE 'result=10 OK' "$out"
+	# Gloo advertised the loopback address its host name resolves to.
+	grep -qE 'connect.*\[127\.0\.1\.1\]|Connect timeout \[127\.0\.1\.1\]' "$out"
+}
+
+@test "srun -n4 --distenv=tasks: direct torch.distributed init, one task per rank" {
+	run srun -N2 --ntasks-per-node=2 --distenv=tasks bash -c 'echo "VARS $SLURM_PROCID $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $NODE_RANK $NNODES $MASTER_ADDR $GLOO_SOCKET_IFNAME"; exec /usr/bin/python3 "$0"' "$GLOO"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for r in 0 1 2 3; do
+		grep -qE "RANK $r/4 node=n[12] result=10 OK" <<<"$output"
+	done
+	grep -qE '^VARS 0 0 4 0 2 0 2 10.77.0.1 eth0$' <<<"$output"
+	grep -qE '^VARS 3 3 4 1 2 1 2 10.77.0.1 eth0$' <<<"$output"
+}
+
+@test "--distenv-show prints one block per node with every value and its source" {
+	run srun -N2 --distenv --distenv-show true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^distenv: n1: node 0 of 2 in step' <<<"$output"
+	grep -q '^distenv: n2: node 1 of 2 in step' <<<"$output"
+	grep -q '^distenv: n2:   NODE_RANK=1  \[set\] SLURM_NODEID' <<<"$output"
+	grep -qF 'distenv: n1:   MASTER_ADDR=10.77.0.1  [set] node index 0 of the step is n1; n1 resolves to 10.77.0.1 on this node (loopback 127.0.1.1 skipped)' <<<"$output"
+	grep -qxF 'distenv: n2:   MASTER_ADDR=10.77.0.1  [set] node index 0 of the step is n1; n1 resolves to 10.77.0.1 on this node' <<<"$output"
+	grep -qF 'distenv: n1:   NCCL_SOCKET_IFNAME==eth0  [set] eth0 holds the master address 10.77.0.1 (this is the master node)' <<<"$output"
+	grep -qF 'distenv: n2:   GLOO_SOCKET_IFNAME=eth0  [set] the subnet of eth0 holds the master address 10.77.0.1' <<<"$output"
+	# The same MASTER_PORT on both nodes.
+	[ "$(grep -oE 'distenv: n[12]:   MASTER_PORT=[0-9]+' <<<"$output" | sed 's/.*=//' | sort -u | wc -l)" -eq 1 ]
+}
+
+@test "MASTER_PORT is the step's first reserved port, the same on every node, different for concurrent steps" {
+	run batch <<'EOF'
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=2 --overcommit
+srun -N2 -n2 --distenv bash -c 'echo "A $SLURM_STEP_RESV_PORTS $MASTER_PORT"; sleep 3' &
+srun -N2 -n2 --distenv bash -c 'echo "B $SLURM_STEP_RESV_PORTS $MASTER_PORT"; sleep 3' &
+wait
+EOF
+	out=${lines[0]}
+	cat "$out"
+	[ "$status" -eq 0 ]
+	a=$(awk '$1=="A"{print $3}' "$out" | sort -u)
+	b=$(awk '$1=="B"{print $3}' "$out" | sort -u)
+	[ "$(wc -l <<<"$a")" -eq 1 ] && [ "$(wc -l <<<"$b")" -eq 1 ]
+	[ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ]
+	awk '$1=="A"{split($2,p,"[-,]"); if (p[1]!=$3) exit 1}' "$out"
+}
+
+@test "a variable the user exported is kept, on every node" {
+	run env MASTER_PORT=29999 NCCL_SOCKET_IFNAME=eth srun -N2 --distenv --distenv-show bash -c 'echo "GOT $MASTER_PORT $PET_MASTER_PORT $NCCL_SOCKET_IFNAME"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^GOT 29999 29999 eth$' <<<"$output")" -eq 2 ]
+	grep -qF 'MASTER_PORT=29999  [kept] kept (set by user)' <<<"$output"
+}
+
+@test "values set for the batch script are re-derived in each step" {
+	run batch <<'EOF'
+#!/bin/bash
+#SBATCH -N2 --distenv
+echo "BATCH $NNODES"
+srun -N1 -n1 bash -c 'echo "STEP1 $NNODES $NODE_RANK"'
+srun -N2 -n2 bash -c 'echo "STEP2 $NNODES $NODE_RANK"'
+EOF
+	out=${lines[0]}
+	cat "$out"
+	[ "$status" -eq 0 ]
+	grep -qx 'BATCH 2' "$out"
+	grep -qx 'STEP1 1 0' "$out"
+	grep -qx 'STEP2 2 1' "$out"
+}
+
+@test "salloc --distenv, then srun inside, without nohup" {
+	run salloc -N2 --distenv srun bash -c 'echo "NODE $NODE_RANK $NNODES $MASTER_ADDR"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx 'NODE 0 2 10.77.0.1' <<<"$output"
+	grep -qx 'NODE 1 2 10.77.0.1' <<<"$output"
+}
+
+@test "bad option values fail at submission with the option named" {
+	run sbatch --distenv-port=abc --wrap true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"distenv: --distenv-port: 'abc' is not a port number from 1024 to 65535. give a port number from 1024 to 65535"* ]]
+	run batch <<'EOF'
+#!/bin/bash
+#SBATCH --distenv-port=80
+true
+EOF
+	[ "$status" -ne 0 ]
+	run srun --distenv=bogus true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"distenv: --distenv: unknown mode 'bogus'"* ]]
+	run srun --distenv-ifname='eth0;reboot' true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"has the character ';'"* ]]
+	run srun --distenv-nproc=0 true
+	[ "$status" -ne 0 ]
+	nodes_idle
+}
+
+@test "an interface that a node lacks fails the step there, naming the ones it has (case C4); no node drains" {
+	run srun -N2 --distenv --distenv-ifname==ens5 true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"distenv: error: node n1: --distenv-ifname: '=ens5' matches no interface of this node (it has: lo, eth1, eth0)"* ]]
+	[[ "$output" == *"distenv: error: node n2: --distenv-ifname: '=ens5' matches no interface of this node (it has: lo, eth1, eth0)"* ]]
+	run env NCCL_SOCKET_IFNAME=ens5 srun -N2 --distenv true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"NCCL_SOCKET_IFNAME (exported): 'ens5' matches no interface"* ]]
+	nodes_idle
+}
+
+@test "torchrun mode with several tasks on a node fails with the fix" {
+	run srun -N2 -n4 --distenv true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" =~ distenv:\ error:\ node\ n1:\ [0-9]+\ tasks\ of\ step\ [0-9]+\.0\ run\ on\ this\ node\ in\ torchrun\ mode\.\ use\ --ntasks-per-node=1 ]]
+	# Reported once per node, not once per task.
+	[ "$(grep -c 'distenv: error: node n1:' <<<"$output")" -eq 1 ]
+	nodes_idle
+}
+
+@test "a master name that resolves only to loopback fails the step with the host, the address and the fix (case C2)" {
+	hosts=/etc/netns/dvn1/hosts
+	saved=$(cat "$hosts")
+	# Rewrite in place: ip netns exec bind-mounted this very file.
+	grep -v 'n1$' <<<"$saved" >"$hosts"
+	printf '127.0.1.1\tn1\n' >>"$hosts"
+	run timeout 60 srun -N2 --distenv true
+	printf '%s\n' "$saved" >"$hosts"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"distenv: error: node n1: master host n1: the name resolves only to the loopback address 127.0.1.1, which other nodes cannot reach. map the name to the node's cluster address in /etc/hosts or DNS"* ]]
+	nodes_idle
+}
+
+@test "a job without --distenv is untouched: same environment and exit code as on a cluster without the plugin" {
+	# Variables that differ between any two jobs.
+	vary='(SLURM_JOB_ID|SLURM_JOBID|SLURM_STEP_ID|SLURM_STEPID|SLURM_TASK_PID|SLURM_JOB_START_TIME|SLURM_JOB_END_TIME|SLURM_SRUN_COMM_PORT|SLURM_STEP_LAUNCHER_PORT|SLURM_STEP_RESV_PORTS|SLURM_LAUNCH_NODE_IPADDR)='
+	run srun -N2 -l bash -c 'env | sort; exit 3'
+	with_status=$status
+	with=$(grep -vE "^ *[0-9]+: $vary" <<<"$output" | sort)
+	plugstack_without_distenv
+	run srun -N2 -l bash -c 'env | sort; exit 3'
+	without_status=$status
+	without=$(grep -vE "^ *[0-9]+: $vary" <<<"$output" | sort)
+	[ "$with_status" -eq 3 ]
+	[ "$without_status" -eq 3 ]
+	diff <(echo "$with") <(echo "$without")
+	grep -qE '^ *1: SLURMD_NODENAME=n2$' <<<"$with"
+	! grep -qE '^ *[01]: (NNODES|NODE_RANK|MASTER_ADDR|DISTENV_SET)=' <<<"$with"
+}
+
+@test "distenv env inside srun works where the plugin is not installed" {
+	plugstack_without_distenv
+	run srun -N2 --ntasks-per-node=1 bash -c 'eval "$(distenv env --nproc 2)" && exec "$0" "$1"' "$LF" "$GLOO"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for r in 0 1 2 3; do
+		grep -qE "RANK $r/4 node=n[12] result=10 OK" <<<"$output"
+	done
+}

@@ -1,0 +1,73 @@
+# Helpers for the cluster tests: a real Slurm 22.05 cluster started by
+# cluster.sh in network namespaces, with the freshly built distenv.so.
+
+TOP=${DISTENV_TOP:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+CLUSTER="$TOP/tests/cluster/cluster.sh"
+export DISTENV_CLUSTER_DIR=${DISTENV_CLUSTER_DIR:-/tmp/distenv-cluster}
+PLUGSTACK="$DISTENV_CLUSTER_DIR/plugstack.conf"
+GLOO="$TOP/tests/cluster/gloo_allreduce.py"
+LF="$TOP/tests/cluster/lf_torchrun.sh"
+export DISTENV_TEST_TIMEOUT=${DISTENV_TEST_TIMEOUT:-20}
+
+# Start a cluster of $1 nodes with distenv.so in plugstack.conf
+# (required, with the plugstack arguments in $2).
+cluster_up() {
+	local nodes=$1 args=${2:-} conf
+	[ -f "$TOP/.libs/distenv.so" ] || { echo "build first: no .libs/distenv.so" >&2; return 1; }
+	conf=$(mktemp)
+	echo "required $TOP/.libs/distenv.so $args" >"$conf"
+	"$CLUSTER" stop >/dev/null 2>&1 || true
+	"$CLUSTER" start -n "$nodes" --plugstack "$conf" --resv-ports >/dev/null
+	local rc=$?
+	rm -f "$conf"
+	return $rc
+}
+
+cluster_down() {
+	"$CLUSTER" stop >&2
+}
+
+cluster_env() {
+	# shellcheck disable=SC1091
+	source "$DISTENV_CLUSTER_DIR/env.sh"
+	export PATH="$TOP:$PATH" # the freshly built distenv command
+}
+
+plugstack_with_distenv() {
+	echo "required $TOP/.libs/distenv.so ${1:-}" >"$PLUGSTACK"
+}
+
+plugstack_without_distenv() {
+	: >"$PLUGSTACK"
+}
+
+# Every node idle: no user mistake may drain or down a node.
+nodes_idle() {
+	local states
+	states=$(sinfo -h -N -o '%N %T' | sort -u)
+	echo "$states" >&2
+	[ -n "$states" ] && ! grep -qvE ' (idle|mixed|allocated)$' <<<"$states"
+}
+
+# Submit a batch script (text on stdin), wait for it and print the path
+# of its output file; the exit status is the job's. Polls scontrol every
+# half second: sbatch --wait checks only at 2, 10, 42, 74... seconds.
+batch() {
+	local script out id state code
+	script=$(mktemp "$BATS_FILE_TMPDIR/job.XXXXXX")
+	out="$script.out"
+	cat >"$script"
+	chmod +x "$script"
+	echo "$out"
+	id=$(sbatch --parsable -o "$out" -e "$out" "$@" "$script") || return 1
+	for _ in $(seq 1 600); do
+		state=$(scontrol -o show job "$id" 2>/dev/null | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
+		case "$state" in
+		PENDING | RUNNING | CONFIGURING | COMPLETING | "") sleep 0.5 ;;
+		*) break ;;
+		esac
+	done
+	code=$(scontrol -o show job "$id" | grep -oE ' ExitCode=[0-9]+' | cut -d= -f2)
+	echo "job $id: $state exit $code" >&2
+	[ "$state" = COMPLETED ] && [ "$code" = 0 ]
+}

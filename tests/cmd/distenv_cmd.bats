@@ -1,0 +1,140 @@
+#!/usr/bin/env bats
+# Shell-level tests of the distenv command, run with the environment a
+# task inside srun would have. No Slurm daemon is needed: the command
+# reads only the task's variables, the interfaces and the resolver.
+
+setup() {
+	DISTENV="$BATS_TEST_DIRNAME/../../distenv"
+	# One task of a one-node step on this machine.
+	export SLURM_JOB_ID=812 SLURM_STEP_ID=4 SLURM_STEP_NUM_NODES=1
+	export SLURM_NODEID=0 SLURM_STEP_NUM_TASKS=1 SLURM_PROCID=0
+	export SLURM_LOCALID=0 SLURM_STEP_TASKS_PER_NODE=1
+	export SLURMD_NODENAME=localhost SLURM_STEP_NODELIST=localhost
+	unset MASTER_ADDR MASTER_PORT NNODES NODE_RANK RANK NPROC_PER_NODE \
+		NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME DISTENV_SET CUDA_VISIBLE_DEVICES \
+		SLURM_STEP_RESV_PORTS SLURM_GPUS_ON_NODE WORLD_SIZE
+}
+
+@test "version names the Slurm release it was built against" {
+	run "$DISTENV" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^distenv\ [0-9.]+\ \(built\ against\ Slurm\ 22\.05\.[0-9]+\)$ ]]
+}
+
+@test "env prints exports that eval sets, single-node step on loopback" {
+	export SLURM_STEP_RESV_PORTS=21005-21006
+	run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	eval "$output"
+	[ "$NNODES" = 1 ]
+	[ "$NODE_RANK" = 0 ]
+	[ "$RANK" = 0 ]
+	[ "$NPROC_PER_NODE" = 1 ]
+	[ "$MASTER_ADDR" = 127.0.0.1 ] || [ "$MASTER_ADDR" = ::1 ]
+	[ "$MASTER_PORT" = 21005 ]
+	[ "$FORCE_TORCHRUN" = 1 ]
+	[ "$PET_MASTER_PORT" = 21005 ]
+	[ "$NCCL_SOCKET_IFNAME" = "=lo" ]
+	[ "$GLOO_SOCKET_IFNAME" = lo ]
+	[[ "$DISTENV_SET" == NNODES:* ]]
+}
+
+@test "tasks mode gives per-rank variables" {
+	export SLURM_STEP_NUM_TASKS=3 SLURM_PROCID=2 SLURM_LOCALID=2 SLURM_STEP_TASKS_PER_NODE=3
+	run "$DISTENV" env --mode tasks
+	[ "$status" -eq 0 ]
+	eval "$output"
+	[ "$RANK" = 2 ]
+	[ "$WORLD_SIZE" = 3 ]
+	[ "$LOCAL_RANK" = 2 ]
+	[ "$LOCAL_WORLD_SIZE" = 3 ]
+	[ -z "${FORCE_TORCHRUN:-}" ]
+}
+
+@test "torchrun mode refuses several tasks on a node" {
+	export SLURM_STEP_NUM_TASKS=2 SLURM_STEP_TASKS_PER_NODE=2
+	run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: node localhost: 2 tasks of step 812.4 run on this node in torchrun mode. use --ntasks-per-node=1 (torchrun starts one process per GPU itself), or --distenv=tasks to start one task per rank" ]
+}
+
+@test "a variable the user exported is kept and not printed" {
+	export MASTER_PORT=29500
+	run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	! grep -q '^export MASTER_PORT=' <<<"$output"
+	grep -qx "export PET_MASTER_PORT='29500'" <<<"$output"
+	run "$DISTENV" show
+	grep -q 'MASTER_PORT=29500  \[kept\] kept (set by user)' <<<"$output"
+}
+
+@test "values from an earlier distenv step are re-derived" {
+	eval "$("$DISTENV" env)"
+	export SLURM_STEP_ID=5 SLURM_STEP_RESV_PORTS=21010-21011
+	run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	grep -qx "export MASTER_PORT='21010'" <<<"$output"
+}
+
+@test "show explains every value" {
+	run "$DISTENV" show
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "distenv: localhost: node 0 of 1 in step 812.4 (mode torchrun, task 0, 1 tasks on this node)" ]]
+	grep -q 'NODE_RANK=0  \[set\] SLURM_NODEID: this node.s index in the step (read by LLaMA-Factory >= 0.9.1)' <<<"$output"
+	grep -q 'RANK=0  \[set\] = NODE_RANK, for LLaMA-Factory <= 0.9.0 which reads RANK' <<<"$output"
+	grep -q 'MASTER_PORT=[0-9]*  \[set\] derived from job 812 step 4 in port_range 29600-32767' <<<"$output"
+}
+
+@test "a multi-node step whose master resolves only to loopback fails with the fix" {
+	export SLURM_STEP_NUM_NODES=2 SLURM_STEP_NODELIST=localhost,otherhost SLURM_STEP_TASKS_PER_NODE='1(x2)'
+	run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: node localhost: master host localhost: the name resolves only to the loopback address 127.0.0.1, which other nodes cannot reach. map the name to the node's cluster address in /etc/hosts or DNS"* ]]
+}
+
+@test "an interface that does not exist is named with the ones that do" {
+	run "$DISTENV" env --ifname =ens5
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: node localhost: --distenv-ifname: '=ens5' matches no interface of this node (it has: lo"* ]]
+	export NCCL_SOCKET_IFNAME=eth9
+	run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"NCCL_SOCKET_IFNAME (exported): 'eth9' matches no interface"* ]]
+}
+
+@test "bad option values are refused with the option named" {
+	run "$DISTENV" env --port abc
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: --port: 'abc' is not a port number from 1024 to 65535. give a port number from 1024 to 65535" ]
+	run "$DISTENV" env --mode mpi
+	[ "$output" = "distenv: error: --mode: unknown mode 'mpi'. use torchrun (one task per node that runs torchrun or llamafactory-cli), tasks (one task per rank) or off" ]
+	run "$DISTENV" env --ifname 'eth0;reboot'
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"has the character ';'"* ]]
+	run "$DISTENV" env --nproc 0
+	[ "$status" -eq 1 ]
+	run "$DISTENV" env --bogus
+	[ "$status" -eq 1 ]
+	run "$DISTENV" frobnicate
+	[ "$status" -eq 2 ]
+}
+
+@test "outside a Slurm step it says what is missing" {
+	run env -i "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: SLURM_JOB_ID: not set. run inside a Slurm step (srun), or set the variable" ]
+}
+
+@test "a malformed reserved-port list is reported" {
+	export SLURM_STEP_RESV_PORTS=21000-
+	run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: SLURM_STEP_RESV_PORTS: '21000-' is not a port list"* ]]
+}
+
+@test "export lines quote values for the shell" {
+	export SLURM_STEP_NODELIST="localhost"
+	run "$DISTENV" env --ifname "^=eth9"
+	[ "$status" -eq 0 ]
+	grep -qx "export NCCL_SOCKET_IFNAME='^=eth9'" <<<"$output"
+}
