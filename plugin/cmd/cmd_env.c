@@ -1,0 +1,96 @@
+/*
+ * cmd_env.c: `distenv env` and `distenv show`: derive from the Slurm
+ * variables of the task the command runs in, so that
+ * `eval "$(distenv env)"` inside srun works where the plugin is not
+ * installed.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "distenv_format.h"
+#include "distenv_ifspec.h"
+#include "distenv_sys.h"
+
+extern char **environ;
+
+/* Parse the options after the subcommand into req. */
+static int parse_request(int argc, char **argv, struct distenv_request *req,
+			 struct distenv_error *err)
+{
+	static const struct option longopts[] = {
+		{"mode", required_argument, NULL, 'm'},
+		{"port", required_argument, NULL, 'p'},
+		{"ifname", required_argument, NULL, 'i'},
+		{"nproc", required_argument, NULL, 'n'},
+		{NULL, 0, NULL, 0}};
+	int c;
+
+	memset(req, 0, sizeof(*req));
+	req->mode = DISTENV_MODE_TORCHRUN;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		int rc = 0;
+
+		switch (c) {
+		case 'm':
+			rc = distenv_parse_mode(optarg, "--mode", &req->mode, err);
+			break;
+		case 'p':
+			rc = distenv_parse_port(optarg, "--port", &req->port, err);
+			break;
+		case 'i':
+			rc = distenv_ifspec_validate(optarg, "--ifname", err);
+			snprintf(req->ifname, sizeof(req->ifname), "%s", optarg);
+			break;
+		case 'n':
+			rc = distenv_parse_nproc(optarg, "--nproc", &req->nproc,
+						 err);
+			break;
+		default:
+			return distenv_error_set(err, argv[optind - 1],
+						 "see distenv --help",
+						 "unknown option or missing value");
+		}
+		if (rc)
+			return -1;
+	}
+	if (optind < argc)
+		return distenv_error_set(err, argv[optind], "see distenv --help",
+					 "unexpected argument");
+	return 0;
+}
+
+static int run(int argc, char **argv, int show)
+{
+	struct distenv_request req;
+	struct distenv_site site;
+	struct distenv_step step;
+	struct distenv_vars vars = {0};
+	struct distenv_error err;
+
+	distenv_error_clear(&err);
+	distenv_site_defaults(&site);
+	if (parse_request(argc, argv, &req, &err) ||
+	    distenv_derive_for_task(&site, &req, (const char *const *)environ,
+				    -1, &step, &vars, &err))
+		return distenv_cmd_fail(&err);
+	if (show)
+		distenv_format_show(stdout, &step, req.mode, &vars);
+	else
+		distenv_format_exports(stdout, &vars);
+	distenv_vars_free(&vars);
+	return 0;
+}
+
+int distenv_cmd_env(int argc, char **argv)
+{
+	return run(argc, argv, 0);
+}
+
+int distenv_cmd_show(int argc, char **argv)
+{
+	return run(argc, argv, 1);
+}
