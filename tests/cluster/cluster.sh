@@ -24,11 +24,15 @@ set -euo pipefail
 
 PROG=${0##*/}
 DIR=${DISTENV_CLUSTER_DIR:-/tmp/distenv-cluster}
-BRIDGE=dvbr0
-NET=10.77.0
+# A second cluster can run beside the first (e.g. a packaging test while
+# the main suite runs) with its own names, network, controller port and
+# DISTENV_CLUSTER_DIR.
+BRIDGE=${DISTENV_CLUSTER_BRIDGE:-dvbr0}
+NET=${DISTENV_CLUSTER_NET:-10.77.0}
 CTL_ADDR=$NET.254
-NS_PREFIX=dvn
-VETH_PREFIX=dvv
+NS_PREFIX=${DISTENV_CLUSTER_NS:-dvn}
+VETH_PREFIX=${DISTENV_CLUSTER_VETH:-dvv}
+CTLD_PORT=${DISTENV_CLUSTER_CTLD_PORT:-6817}
 START_TIMEOUT=${DISTENV_CLUSTER_TIMEOUT:-60}
 
 CREATED=$DIR/created.list # resources we made, one per line, in order
@@ -262,7 +266,7 @@ ClusterName=distenv
 SlurmctldHost=$ctl_host($CTL_ADDR)
 SlurmUser=root
 SlurmdUser=root
-SlurmctldPort=6817
+SlurmctldPort=$CTLD_PORT
 SlurmdPort=6818
 AuthType=auth/munge
 CredType=cred/munge
