@@ -93,6 +93,22 @@ out:
 	return rc;
 }
 
+/* --distenv-show without distenv: say so once per node rather than
+ * print nothing, so a user who forgot --distenv sees why. */
+static void show_off(spank_t sp)
+{
+	char node[256] = "?";
+	int local_id = 0;
+
+	if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS &&
+	    local_id != 0)
+		return;
+	spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node));
+	fprintf(stderr, "distenv: %s: off for this step (no --distenv, and "
+			"the plugstack default is off)\n", node);
+	fflush(stderr);
+}
+
 int distenv_remote_task_init(spank_t sp)
 {
 	const struct distenv_plugin_state *st = &distenv_state;
@@ -105,8 +121,11 @@ int distenv_remote_task_init(spank_t sp)
 		return 0;
 	if (distenv_error_is_set(&st->option_error))
 		return report(sp, &st->option_error);
-	if (mode == DISTENV_MODE_OFF)
+	if (mode == DISTENV_MODE_OFF) {
+		if (st->req.show)
+			show_off(sp);
 		return 0;
+	}
 	if (distenv_error_is_set(&st->site_error))
 		return report(sp, &st->site_error);
 	if (derive_and_export(sp, batch, mode, &err))

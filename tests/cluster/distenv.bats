@@ -231,3 +231,23 @@ EOF
 		grep -qE "RANK $r/4 node=n[12] result=10 OK" <<<"$output"
 	done
 }
+
+@test "--distenv-show without --distenv says once per node that distenv is off" {
+	run srun -N2 --ntasks-per-node=2 --distenv-show true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^distenv: n1: off for this step' <<<"$output")" -eq 1 ]
+	[ "$(grep -c '^distenv: n2: off for this step' <<<"$output")" -eq 1 ]
+}
+
+@test "without reserved ports, MASTER_PORT is derived from job and step id inside port_range, the same on both nodes" {
+	plugstack_with_distenv "port_range=30100-30199"
+	# A bare --resv-ports gives the step no reserved ports (tests/cluster/README.md).
+	run srun -N2 --resv-ports --distenv --distenv-show bash -c 'echo "P[$SLURM_STEP_RESV_PORTS] $MASTER_PORT"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	ports=$(grep -oE '^P\[\] [0-9]+$' <<<"$output" | awk '{print $2}' | sort -u)
+	[ "$(wc -l <<<"$ports")" -eq 1 ]
+	[ "$ports" -ge 30100 ] && [ "$ports" -le 30199 ]
+	grep -q "MASTER_PORT=$ports  \[set\] derived from job [0-9]* step 0 in port_range 30100-30199" <<<"$output"
+}
