@@ -25,5 +25,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+# .ci/run updates the package lists once before calling this.
+[ "${DISTENV_APT_UPDATED:-0}" = 1 ] || apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
