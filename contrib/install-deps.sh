@@ -8,7 +8,9 @@ packages=(
 	libslurm-dev slurm-wlm-plugins-dev libhwloc-dev libyaml-dev
 	slurmctld slurmd slurm-client munge
 	libcmocka-dev bats shellcheck
-	python3-torch iproute2 util-linux procps
+	clang libclang-rt-14-dev valgrind # fuzzers (libFuzzer is in libclang-rt-14-dev), tests/sanitize.sh
+	python3-torch python3-yaml iproute2 util-linux procps
+	debhelper man-db # the Debian package and its test (tests/cluster/package.bats)
 )
 
 missing=()

@@ -6,12 +6,15 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "distenv_format.h"
 #include "distenv_ifspec.h"
 #include "distenv_sys.h"
+#include "distenv_topo.h"
+#include "distenv_topo_hwloc.h"
 
 extern char **environ;
 
@@ -63,6 +66,29 @@ static int parse_request(int argc, char **argv, struct distenv_request *req,
 	return 0;
 }
 
+/* The node's topology as the plugin loads it (natively, or the file in
+ * HWLOC_XMLFILE, which hwloc reads itself), or NULL with the reason in
+ * note: a topology problem never stops the command. */
+static struct distenv_topo *load_topology(char *note, size_t len)
+{
+	struct distenv_topo *topo = malloc(sizeof(*topo));
+	struct distenv_error err;
+	char line[3 * DISTENV_ERROR_TEXT];
+
+	if (!topo) {
+		snprintf(note, len, "none (out of memory)");
+		return NULL;
+	}
+	if (distenv_topo_load(NULL, DISTENV_NVIDIA_GPUS_DIR, topo, &err)) {
+		free(topo);
+		distenv_error_format(&err, line, sizeof(line));
+		snprintf(note, len, "none, so no NCCL_IB_HCA (%s)", line);
+		return NULL;
+	}
+	distenv_topo_summary(topo, note, len);
+	return topo;
+}
+
 static int run(int argc, char **argv, int show)
 {
 	struct distenv_request req;
@@ -71,18 +97,27 @@ static int run(int argc, char **argv, int show)
 	struct distenv_vars vars = {0};
 	struct distenv_error err;
 
+	struct distenv_topo *topo;
+	char note[1024];
+	int rc;
+
 	distenv_error_clear(&err);
 	distenv_site_defaults(&site);
-	if (parse_request(argc, argv, &req, &err) ||
-	    distenv_derive_for_task(&site, &req, (const char *const *)environ,
-				    -1, &step, &vars, &err))
+	if (parse_request(argc, argv, &req, &err))
 		return distenv_cmd_fail(&err);
-	if (show)
-		distenv_format_show(stdout, &step, req.mode, &vars);
-	else
-		distenv_format_exports(stdout, &vars);
-	distenv_vars_free(&vars);
-	return 0;
+	topo = load_topology(note, sizeof(note));
+	rc = distenv_derive_for_task_topo(&site, &req,
+					  (const char *const *)environ, -1,
+					  topo, note, &step, &vars, &err);
+	if (rc == 0) {
+		if (show)
+			distenv_format_show(stdout, &step, req.mode, &vars);
+		else
+			distenv_format_exports(stdout, &vars);
+		distenv_vars_free(&vars);
+	}
+	free(topo);
+	return rc ? distenv_cmd_fail(&err) : 0;
 }
 
 int distenv_cmd_env(int argc, char **argv)

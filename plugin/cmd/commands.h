@@ -8,6 +8,8 @@
 #ifndef DISTENV_COMMANDS_H
 #define DISTENV_COMMANDS_H
 
+#include <stdio.h>
+
 #include "distenv_error.h"
 
 struct distenv_command {
@@ -19,6 +21,29 @@ struct distenv_command {
 /* distenv env / distenv show (cmd_env.c). */
 int distenv_cmd_env(int argc, char **argv);
 int distenv_cmd_show(int argc, char **argv);
+
+/* distenv topo: GPU -> NIC/HCA locality of a node (cmd_topo.c). */
+int distenv_cmd_topo(int argc, char **argv);
+
+/* distenv check-config: validate a site policy file and print the
+ * effective policy per partition (cmd_check_config.c). */
+int distenv_cmd_check_config(int argc, char **argv);
+
+/* distenv plan / distenv prepare: LLaMA-Factory run preparation
+ * (cmd_plan.c, cmd_prepare.c; plugin/lf/lf_prepare.h). */
+int distenv_cmd_plan(int argc, char **argv);
+int distenv_cmd_prepare(int argc, char **argv);
+struct lf_prepare_request;
+struct lf_prepare_facts;
+struct lf_decision;
+/* Their shared options (--nodes, --gpus-per-node, --gpu-mem, ...);
+ * need_file: one positional training YAML. */
+int distenv_lf_cmd_options(int argc, char **argv, int need_file,
+			   struct lf_prepare_request *req,
+			   struct lf_prepare_facts *facts, int *print_yaml,
+			   struct distenv_error *err);
+/* Print the warnings and errors of a preparation, one per line. */
+void distenv_lf_print_msgs(FILE *out, const struct lf_decision *dec);
 
 /* Print err as "distenv: error: WHERE: WHAT. FIX" to stderr; returns 1. */
 int distenv_cmd_fail(const struct distenv_error *err);

@@ -12,6 +12,14 @@ static const struct distenv_command commands[] = {
 	{"env", "env  [--mode torchrun|tasks] [--port PORT] [--ifname SPEC] [--nproc N]",
 	 distenv_cmd_env},
 	{"show", "show [same options as env]", distenv_cmd_show},
+	{"topo", "topo [--xml FILE] [--gpus LIST] [--nvidia-dir DIR]",
+	 distenv_cmd_topo},
+	{"check-config", "check-config FILE [--partition NAME] [--trust-owner]",
+	 distenv_cmd_check_config},
+	{"plan", "plan FILE --nodes N --gpus-per-node G [--gpu-mem 80G] [--host-mem 1T] [--model-params 70B] [--offload none|cpu|auto] [--save-on-each-node auto|yes|no] [--check warn|strict|off] [--print-yaml]",
+	 distenv_cmd_plan},
+	{"prepare", "prepare --lf-config FILE [plan options]  (inside srun: prints exports)",
+	 distenv_cmd_prepare},
 	{NULL, NULL, NULL}};
 
 int distenv_cmd_fail(const struct distenv_error *err)

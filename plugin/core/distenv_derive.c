@@ -3,12 +3,24 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "distenv_env.h"
 #include "distenv_ifspec.h"
 #include "distenv_master.h"
 #include "distenv_ports.h"
+#include "distenv_topo.h"
+
+/* The topology's answer for this task (distenv_topo.h), worked out once
+ * per derivation when the step has a topology. */
+struct topo_view {
+	struct distenv_topo_plan plan;
+	size_t gpus[DISTENV_TOPO_GPUS_MAX]; /* the task's, into topo->gpus */
+	size_t n_gpus;
+	const char *source; /* the variable they came from, or NULL */
+	char note[256];     /* GPUs that could not be placed */
+};
 
 /* Everything one derivation works with, so helpers take one pointer. */
 struct derivation {
@@ -22,6 +34,7 @@ struct derivation {
 	int multi_node;
 	int have_master;
 	struct distenv_master_choice master;
+	struct topo_view *topo; /* NULL: no topology for this step */
 };
 
 /* Add name: the user's value if the user set it, else value. */
@@ -98,6 +111,20 @@ const char *distenv_master_host(const struct distenv_step *step)
 	const char *user = distenv_env_user_value(step->envp, "MASTER_ADDR");
 
 	return user ? user : step->master_host;
+}
+
+int distenv_master_lookup_name(const struct distenv_site *site,
+			       const struct distenv_step *step, char *buf,
+			       size_t len, struct distenv_error *err)
+{
+	const char *user = distenv_env_user_value(step->envp, "MASTER_ADDR");
+
+	if (user) {
+		snprintf(buf, len, "%s", user);
+		return 0;
+	}
+	return distenv_master_name_expand(site->master_name, step->master_host,
+					  buf, len, err);
 }
 
 int distenv_needs_net(const struct distenv_site *site,
@@ -193,6 +220,9 @@ static int check_user_ifnames(struct derivation *d)
 
 static int choose_master(struct derivation *d)
 {
+	struct distenv_master_prefs prefs;
+	struct distenv_ifspec allowed;
+
 	if (!distenv_needs_net(d->site, d->req, d->step))
 		return 0;
 	if (!d->net)
@@ -200,8 +230,19 @@ static int choose_master(struct derivation *d)
 					 "no network facts were gathered");
 	if (check_user_ifnames(d))
 		return -1;
-	if (distenv_master_choose(d->net, d->step->node_name, d->multi_node,
-				  d->step->node_id == 0, &d->master, d->err)) {
+	memset(&prefs, 0, sizeof(prefs));
+	prefs.family = d->site->family;
+	if (d->site->ifaces[0]) {
+		if (distenv_ifspec_parse(d->site->ifaces,
+					 "site policy interfaces", &allowed,
+					 d->err))
+			return -1;
+		prefs.ifaces = &allowed;
+		prefs.ifaces_text = d->site->ifaces;
+	}
+	if (distenv_master_choose_prefs(d->net, &prefs, d->step->node_name,
+					d->multi_node, d->step->node_id == 0,
+					&d->master, d->err)) {
 		/* The batch script only gets the step-independent values
 		 * for convenience; a resolution problem shows in the first
 		 * step instead of failing the whole job here. */
@@ -224,8 +265,10 @@ static int emit_master_addr(struct derivation *d)
 		return user ? emit(d, "MASTER_ADDR", user, "-") : 0;
 	}
 	return emit(d, "MASTER_ADDR", d->master.addr,
-		    "node index 0 of the step is %s; %s",
-		    d->step->master_host, d->master.addr_reason);
+		    "node index 0 of the step is %s; %s%s%s%s",
+		    d->step->master_host, d->master.addr_reason,
+		    d->site->master_name[0] ? " (site policy master_name: " : "",
+		    d->site->master_name, d->site->master_name[0] ? ")" : "");
 }
 
 static int emit_master_port(struct derivation *d)
@@ -260,12 +303,64 @@ static int emit_master_port(struct derivation *d)
 		    s->ephemeral_lo, s->ephemeral_hi);
 }
 
+/*
+ * Among the interfaces that reach the master's address (the chosen one,
+ * and the others up in its subnet that the site's interfaces: list
+ * allows), the one closest to the task's GPUs (distenv_topo_prefer); the
+ * chosen one wins ties, and names the topology does not list count as
+ * virtual. Rewrites nccl when another is closer. Returns NCCL's reason.
+ */
+static const char *prefer_close_ifname(struct derivation *d, char *nccl,
+				       size_t len, const char *why,
+				       char *out, size_t out_len)
+{
+	const char *names[DISTENV_TOPO_NICS_MAX];
+	const struct distenv_topo_pick *pick;
+	struct distenv_ifspec allowed;
+	int have_allowed = 0, best;
+	size_t n = 0, i, k;
+
+	names[n++] = d->master.ifname;
+	if (d->site->ifaces[0] &&
+	    distenv_ifspec_parse(d->site->ifaces, "site policy interfaces",
+				 &allowed, NULL) == 0)
+		have_allowed = 1;
+	for (i = 0; i < d->net->n_ifaces && n < DISTENV_TOPO_NICS_MAX; i++) {
+		const struct distenv_iface *f = &d->net->ifaces[i];
+		int dup = 0;
+
+		if (!f->up || f->loopback ||
+		    !distenv_ip_in_subnet(&d->master.ip, f) ||
+		    (have_allowed && !distenv_ifspec_selects(&allowed, f->name)))
+			continue;
+		for (k = 0; k < n; k++)
+			dup |= strcmp(names[k], f->name) == 0;
+		if (!dup)
+			names[n++] = f->name;
+	}
+	best = distenv_topo_prefer(d->step->topo, &d->topo->plan, names, n,
+				   &pick);
+	if (best > 0) {
+		snprintf(nccl, len, "=%s", names[best]);
+		snprintf(out, out_len,
+			 "%s; in the subnet of %s, as %s is (%s is closer to "
+			 "the GPUs)", pick->reason, d->master.addr,
+			 d->master.ifname, names[best]);
+		return out;
+	}
+	if (best == 0 && pick) {
+		snprintf(out, out_len, "%s; %s", why, pick->reason);
+		return out;
+	}
+	return why;
+}
+
 static int emit_ifnames(struct derivation *d)
 {
 	char nccl[DISTENV_IFSPEC_TEXT_MAX + 2];
 	char gloo[DISTENV_IFNAME_MAX];
 	const char *nccl_reason, *gloo_reason;
-	char why[512];
+	char why[512], topo_why[768];
 
 	if (!d->have_master) {
 		/* Only reached when the user set all three. */
@@ -305,12 +400,87 @@ static int emit_ifnames(struct derivation *d)
 				 "(%s would reach the master)",
 				 d->req->ifname, d->master.ifname);
 		}
+	} else if (d->topo && d->topo->n_gpus) {
+		/* NCCL's sockets carry GPU data when there is no IB; Gloo's
+		 * carry CPU tensors and keep the reaching interface. */
+		nccl_reason = prefer_close_ifname(d, nccl, sizeof(nccl), why,
+						  topo_why, sizeof(topo_why));
 	}
 	/* "=" makes NCCL match the exact name: without it eth1 also
 	 * matches eth10 (NCCL env docs, NCCL_SOCKET_IFNAME). */
 	if (emit(d, "NCCL_SOCKET_IFNAME", nccl, "%s", nccl_reason))
 		return -1;
 	return emit(d, "GLOO_SOCKET_IFNAME", gloo, "%s", gloo_reason);
+}
+
+/*
+ * NCCL_IB_HCA: the site's fixed list (site policy hca:), or with a
+ * topology the HCAs closest to the task's GPUs, active ports only,
+ * ordered by GPU (distenv_topo_rank, distenv_topo_hca_value); nothing
+ * for hca: off, without a topology, or when no HCA is near.
+ */
+static int emit_hca(struct derivation *d)
+{
+	char value[DISTENV_IFSPEC_TEXT_MAX], reasons[768], gpus[128];
+	const struct topo_view *t = d->topo;
+	size_t i, used = 0;
+
+	if (d->site->hca_mode == DISTENV_HCA_OFF)
+		return 0;
+	if (d->site->hca_mode == DISTENV_HCA_FIXED)
+		return emit(d, "NCCL_IB_HCA", d->site->hca,
+			    "site policy hca: (a fixed list)%s%s",
+			    d->site->partition[0] ? ", partition " : "",
+			    d->site->partition);
+	if (!t || !t->plan.n_hcas)
+		return 0;
+	distenv_topo_hca_value(d->step->topo, &t->plan, value, sizeof(value));
+	if (!value[0])
+		return 0;
+	gpus[0] = '\0';
+	for (i = 0; i < t->n_gpus && used < sizeof(gpus); i++) {
+		const struct distenv_topo_gpu *g =
+			&d->step->topo->gpus[t->gpus[i]];
+		int w = snprintf(gpus + used, sizeof(gpus) - used, "%s%d",
+				 i ? "," : "",
+				 g->minor >= 0 ? g->minor : (int)t->gpus[i]);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	distenv_topo_reasons(t->plan.hcas, t->plan.n_hcas, reasons,
+			     sizeof(reasons));
+	/* NCCL env docs, NCCL_IB_HCA: "=" for exact names, name:port. */
+	return emit(d, "NCCL_IB_HCA", value,
+		    "HCAs closest to GPUs %s (%s): %s%s%s", gpus,
+		    t->source ? t->source : "-", reasons,
+		    t->note[0] ? "; not placed: " : "", t->note);
+}
+
+/* The task's GPUs and the topology's ranking for them, once. A GPU list
+ * that cannot be read only means no GPU: the topology never fails a
+ * step. */
+static int topo_prepare(struct derivation *d)
+{
+	struct distenv_error ignored;
+	struct topo_view *t;
+
+	if (!d->step->topo || d->step->kind == DISTENV_STEP_BATCH)
+		return 0;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return distenv_error_set(d->err, d->step->node_name, NULL,
+					 "out of memory");
+	if (distenv_topo_task_gpus(d->step->topo, d->step->envp, t->gpus,
+				   &t->n_gpus, &t->source, t->note,
+				   sizeof(t->note), &ignored)) {
+		t->n_gpus = 0;
+		snprintf(t->note, sizeof(t->note), "%s", ignored.what);
+	}
+	distenv_topo_rank(d->step->topo, t->gpus, t->n_gpus, &t->plan);
+	d->topo = t;
+	return 0;
 }
 
 static int emit_nproc(struct derivation *d)
@@ -382,7 +552,9 @@ static int derive_torchrun(struct derivation *d)
 		return -1;
 	if (emit_pet(d, "MASTER_PORT"))
 		return -1;
-	return emit_ifnames(d);
+	if (emit_ifnames(d))
+		return -1;
+	return emit_hca(d);
 }
 
 static int derive_tasks(struct derivation *d)
@@ -403,7 +575,24 @@ static int derive_tasks(struct derivation *d)
 		return -1;
 	if (emit_master_addr(d) || emit_master_port(d))
 		return -1;
-	return emit_ifnames(d);
+	if (emit_ifnames(d))
+		return -1;
+	return emit_hca(d);
+}
+
+/* The site's extra variables for this partition (site policy env:, e.g.
+ * NCCL_IB_GID_INDEX): exported like the others, the user's own kept. */
+static int emit_site_vars(struct derivation *d)
+{
+	const struct distenv_site *site = d->site;
+	size_t i;
+
+	for (i = 0; i < site->n_vars; i++)
+		if (emit(d, site->vars[i].name, site->vars[i].value,
+			 "site policy%s%s", site->partition[0] ? ", partition " : "",
+			 site->partition))
+			return -1;
+	return 0;
 }
 
 static int emit_marker(struct derivation *d)
@@ -438,7 +627,8 @@ int distenv_derive(const struct distenv_site *site,
 	d.multi_node = step->nnodes > 1;
 	if (d.mode == DISTENV_MODE_OFF)
 		return 0;
-	if (check_torchrun_layout(&d) || choose_master(&d))
+	if (check_torchrun_layout(&d) || choose_master(&d) ||
+	    topo_prepare(&d))
 		return -1;
 	if (step->kind == DISTENV_STEP_BATCH)
 		rc = derive_batch(&d);
@@ -447,7 +637,10 @@ int distenv_derive(const struct distenv_site *site,
 	else
 		rc = derive_tasks(&d);
 	if (rc == 0)
+		rc = emit_site_vars(&d);
+	if (rc == 0)
 		rc = emit_marker(&d);
+	free(d.topo);
 	if (rc)
 		distenv_vars_free(vars);
 	return rc;

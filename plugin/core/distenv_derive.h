@@ -11,9 +11,17 @@
  *   NNODES NODE_RANK RANK NPROC_PER_NODE MASTER_ADDR MASTER_PORT
  *   FORCE_TORCHRUN PET_NNODES PET_NODE_RANK PET_NPROC_PER_NODE
  *   PET_MASTER_ADDR PET_MASTER_PORT NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME
+ *   [NCCL_IB_HCA]
  * tasks mode (one task per rank, torch.distributed env:// init):
  *   RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE NODE_RANK NNODES
  *   MASTER_ADDR MASTER_PORT NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME
+ *   [NCCL_IB_HCA]
+ * NCCL_IB_HCA comes from the site's fixed list, or from step->topo (the
+ * node's topology, distenv_topo.h): the HCAs closest to the task's GPUs.
+ * With step->topo and GPUs for the task, NCCL_SOCKET_IFNAME also
+ * prefers, among the interfaces that reach the master, the one closest
+ * to the GPUs (the reaching one keeps ties; virtual interfaces only when
+ * no physical one reaches). step->topo NULL: neither (no topology).
  * the batch script (step-independent values only):
  *   NNODES [NPROC_PER_NODE] MASTER_ADDR [FORCE_TORCHRUN]
  * and last DISTENV_SET (distenv_env.h), which lets a later step tell
@@ -22,6 +30,7 @@
 #ifndef DISTENV_DERIVE_H
 #define DISTENV_DERIVE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "distenv_error.h"
@@ -46,6 +55,17 @@ uint32_t distenv_count_gpus(const char *const *envp, const char **source);
 const char *distenv_master_host(const struct distenv_step *step);
 
 /*
+ * The name this node resolves for the master: the user's MASTER_ADDR
+ * when the user exported one (kept as given), else step->master_host
+ * through the site's master_name: rule (site->master_name, e.g.
+ * "{host}-ib": the master's name on the data network;
+ * distenv_master_name_expand). Errors: the name does not fit in len.
+ */
+int distenv_master_lookup_name(const struct distenv_site *site,
+			       const struct distenv_step *step, char *buf,
+			       size_t len, struct distenv_error *err);
+
+/*
  * Whether distenv_derive will need net (resolution and interfaces): false
  * only when the user set MASTER_ADDR, NCCL_SOCKET_IFNAME and
  * GLOO_SOCKET_IFNAME all three, or for mode off.
@@ -56,7 +76,11 @@ int distenv_needs_net(const struct distenv_site *site,
 
 /*
  * Derive. vars must be empty; on success it holds the variables in export
- * order (nothing at all for mode off). Errors (vars is freed): more than
+ * order (nothing at all for mode off), the site's extra variables
+ * (site->vars, reason "site policy, partition P") just before
+ * DISTENV_SET. The site's interfaces: list and address_family: steer the
+ * master choice (distenv_master_choose_prefs); the user's own
+ * --distenv-ifname or exported interface variables are not filtered. Errors (vars is freed): more than
  * one task on a node in torchrun mode; master address unusable
  * (distenv_master.h); interface named by the user, or exported by the
  * user, matching no interface of the node; port range exhausted; a

@@ -24,6 +24,9 @@ void distenv_format_show(FILE *out, const struct distenv_step *step,
 			step->node_name, step->node_id, step->nnodes,
 			step->job_id, step->step_id, distenv_mode_name(mode),
 			step->procid, step->local_ntasks);
+	if (step->topo_note && step->topo_note[0])
+		fprintf(mem, "distenv: %s:   topology: %s\n", step->node_name,
+			step->topo_note);
 	for (i = 0; i < vars->count; i++) {
 		const struct distenv_var *v = &vars->items[i];
 

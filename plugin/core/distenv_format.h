@@ -14,7 +14,8 @@
 /*
  * The --distenv-show block for one node: a heading naming the node, its
  * index, the step and the mode, then one line per variable, "NAME=VALUE",
- * "set" or "kept (set by user)", and the reason. Every line starts with
+ * "set" or "kept (set by user)", and the reason; with step->topo_note,
+ * a "topology:" line before the variables. Every line starts with
  * "distenv: " so interleaved blocks of several nodes stay readable.
  * Written to out in one fwrite so blocks of different nodes do not mix.
  */

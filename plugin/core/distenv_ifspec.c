@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "distenv_options.h"
+
 static int name_char_ok(char c)
 {
 	return isalnum((unsigned char)c) || strchr("_.:@-", c) != NULL;
@@ -17,10 +19,21 @@ int distenv_ifspec_parse(const char *text, const char *where,
 	const char *fix = "write interface names or prefixes separated by "
 			  "commas, e.g. eth0 or =eth0,ib0 or ^docker,lo";
 	const char *p = text;
+	char shown[72];
 
 	memset(spec, 0, sizeof(*spec));
 	if (!p)
 		return distenv_error_set(err, where, fix, "no value given");
+	/* The request keeps the text in DISTENV_IFSPEC_TEXT_MAX bytes: a
+	 * longer list would be cut, not refused. */
+	if (strlen(p) >= DISTENV_IFSPEC_TEXT_MAX)
+		return distenv_error_set(
+			err, where, fix,
+			"value is %zu bytes long, more than the %d allowed",
+			strlen(p), DISTENV_IFSPEC_TEXT_MAX - 1);
+	/* Messages show the text with every byte that is not printable
+	 * ASCII as '?', so no line break or escape reaches a log. */
+	distenv_printable(text, shown, sizeof(shown));
 	if (*p == '^') {
 		spec->exclude = 1;
 		p++;
@@ -31,7 +44,7 @@ int distenv_ifspec_parse(const char *text, const char *where,
 	}
 	if (!*p)
 		return distenv_error_set(err, where, fix,
-					 "'%.64s' names no interface", text);
+					 "'%s' names no interface", shown);
 	for (;;) {
 		size_t len = 0;
 
@@ -39,15 +52,15 @@ int distenv_ifspec_parse(const char *text, const char *where,
 			if (!name_char_ok(p[len]))
 				return distenv_error_set(
 					err, where, fix,
-					"'%.64s' has the character '%c' (0x%02x), "
+					"'%s' has the character '%c' (0x%02x), "
 					"which no interface name holds",
-					text, isprint((unsigned char)p[len]) ? p[len] : '?',
+					shown, isprint((unsigned char)p[len]) ? p[len] : '?',
 					(unsigned char)p[len]);
 			len++;
 		}
 		if (len == 0)
 			return distenv_error_set(err, where, fix,
-						 "'%.64s' has an empty name", text);
+						 "'%s' has an empty name", shown);
 		if (len >= DISTENV_IFNAME_MAX)
 			return distenv_error_set(
 				err, where, fix,

@@ -21,8 +21,12 @@
 #ifndef DISTENV_MASTER_H
 #define DISTENV_MASTER_H
 
+#include <stddef.h>
+
 #include "distenv_error.h"
+#include "distenv_ifspec.h"
 #include "distenv_net.h"
+#include "distenv_options.h"
 
 struct distenv_master_choice {
 	struct distenv_ip ip;
@@ -42,5 +46,47 @@ int distenv_master_choose(const struct distenv_net *net, const char *node_name,
 			  int multi_node, int on_master,
 			  struct distenv_master_choice *out,
 			  struct distenv_error *err);
+
+/*
+ * The site policy's say in the choice (plugin/site/distenv_policy.h):
+ * family orders the resolved addresses (that family's first, each group
+ * in resolver order; ANY keeps the resolver's order); ifaces, when not
+ * NULL, is the site's interfaces: list (NCCL_SOCKET_IFNAME syntax) and
+ * only interfaces it selects may carry MASTER_ADDR. Loopback is exempt
+ * from ifaces: it is used only in a single-node step, where no other
+ * interface is wanted.
+ */
+struct distenv_master_prefs {
+	enum distenv_family family;
+	const struct distenv_ifspec *ifaces;
+	const char *ifaces_text; /* the list as written, for messages */
+};
+
+/* distenv_master_choose with prefs (NULL: none). An error when prefs
+ * filtered out every reaching interface names the site's list. */
+int distenv_master_choose_prefs(const struct distenv_net *net,
+				const struct distenv_master_prefs *prefs,
+				const char *node_name, int multi_node,
+				int on_master,
+				struct distenv_master_choice *out,
+				struct distenv_error *err);
+
+/*
+ * The site's master_name: rule: the name to resolve for the master on the
+ * data network, from the Slurm node name, e.g. "{host}-ib" or
+ * "{host}.ib.example.org" (hosts with a name per network, as /etc/hosts
+ * or DNS give them). The rule holds "{host}" exactly once; the rest is
+ * host-name characters [A-Za-z0-9.-] (RFC 1123 2.1).
+ * Check: errors name where and say what is wrong.
+ */
+int distenv_master_name_check(const char *rule, const char *where,
+			      struct distenv_error *err);
+
+/*
+ * Expand rule (checked, or "" meaning host itself) for host into buf of
+ * len bytes. Errors: the result does not fit.
+ */
+int distenv_master_name_expand(const char *rule, const char *host, char *buf,
+			       size_t len, struct distenv_error *err);
 
 #endif

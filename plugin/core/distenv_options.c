@@ -9,6 +9,7 @@
 
 void distenv_site_defaults(struct distenv_site *site)
 {
+	memset(site, 0, sizeof(*site));
 	site->default_mode = DISTENV_MODE_OFF;
 	site->port_lo = DISTENV_PORT_LO_DEFAULT;
 	site->port_hi = DISTENV_PORT_HI_DEFAULT;
@@ -31,6 +32,8 @@ const char *distenv_mode_name(enum distenv_mode mode)
 int distenv_parse_mode(const char *value, const char *where,
 		       enum distenv_mode *out, struct distenv_error *err)
 {
+	if (distenv_option_text_check(value, where, err))
+		return -1;
 	if (!value || !value[0] || strcmp(value, "torchrun") == 0)
 		*out = DISTENV_MODE_TORCHRUN;
 	else if (strcmp(value, "tasks") == 0)
@@ -53,6 +56,8 @@ static int parse_bounded(const char *value, const char *where, uint32_t lo,
 	char fix[128];
 
 	snprintf(fix, sizeof(fix), "give %s from %u to %u", what, lo, hi);
+	if (distenv_option_text_check(value, where, err))
+		return -1;
 	if (!value || !value[0])
 		return distenv_error_set(err, where, fix, "no value given");
 	if (distenv_parse_u32(value, hi, out) || *out < lo)
@@ -91,6 +96,8 @@ int distenv_parse_port_range(const char *value, const char *where,
 	uint32_t a, b;
 	size_t flen;
 
+	if (distenv_option_text_check(value, where, err))
+		return -1;
 	if (!dash)
 		return distenv_error_set(err, where, fix,
 					 "'%.64s' is not a range LO-HI",
@@ -119,10 +126,12 @@ int distenv_parse_plugstack(int argc, char **argv, struct distenv_site *site,
 	distenv_site_defaults(site);
 	for (i = 0; i < argc; i++) {
 		const char *arg = argv[i];
-		char where[128];
+		char where[128], shown[72];
 
-		snprintf(where, sizeof(where), "plugstack.conf argument '%.64s'",
-			 arg);
+		snprintf(where, sizeof(where), "plugstack.conf argument '%s'",
+			 distenv_printable(arg, shown, sizeof(shown)));
+		if (distenv_option_text_check(arg, where, err))
+			return -1;
 		if (strncmp(arg, "default=", 8) == 0) {
 			if (!arg[8])
 				return distenv_error_set(
@@ -131,16 +140,32 @@ int distenv_parse_plugstack(int argc, char **argv, struct distenv_site *site,
 			if (distenv_parse_mode(arg + 8, where,
 					       &site->default_mode, err))
 				return -1;
+			site->given |= DISTENV_SITE_GIVEN_MODE;
 		} else if (strncmp(arg, "port_range=", 11) == 0) {
 			if (distenv_parse_port_range(arg + 11, where,
 						     &site->port_lo,
 						     &site->port_hi, err))
 				return -1;
+			site->given |= DISTENV_SITE_GIVEN_PORTS;
+		} else if (strncmp(arg, "config=", 7) == 0) {
+			/* plugstack.conf has no quoting (spank(8)), so the
+			 * path holds no blank; it must be absolute because
+			 * slurmd, slurmstepd and srun run in different
+			 * directories. */
+			if (arg[7] != '/' ||
+			    strlen(arg + 7) >= sizeof(site->config))
+				return distenv_error_set(
+					err, where,
+					"write config=/etc/slurm/distenv.yaml (an "
+					"absolute path, at most 255 bytes)",
+					"not an absolute path");
+			snprintf(site->config, sizeof(site->config), "%s",
+				 arg + 7);
 		} else {
 			return distenv_error_set(
 				err, where,
-				"known arguments are default=off|torchrun|tasks "
-				"and port_range=LO-HI",
+				"known arguments are default=off|torchrun|tasks, "
+				"port_range=LO-HI and config=PATH",
 				"unknown argument");
 		}
 	}
@@ -154,4 +179,65 @@ enum distenv_mode distenv_effective_mode(const struct distenv_site *site,
 		return req->mode;
 	return site->default_mode == DISTENV_MODE_UNSET ? DISTENV_MODE_OFF
 							: site->default_mode;
+}
+
+int distenv_option_text_check(const char *value, const char *where,
+			      struct distenv_error *err)
+{
+	const char *fix = "give the value in plain ASCII, without blanks, "
+			  "quotes, '#' or shell metacharacters";
+	char shown[72];
+	size_t len, i;
+
+	if (!value)
+		return 0;
+	len = strlen(value);
+	if (len > DISTENV_OPTION_TEXT_MAX)
+		return distenv_error_set(
+			err, where, fix,
+			"value is %zu bytes long, more than the %d allowed",
+			len, DISTENV_OPTION_TEXT_MAX);
+	distenv_printable(value, shown, sizeof(shown));
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		if (c < 0x20 || c >= 0x7f)
+			return distenv_error_set(
+				err, where, fix,
+				"'%s' has the byte 0x%02x at offset %zu, which "
+				"is not printable ASCII",
+				shown, c, i);
+		if (c == '#')
+			return distenv_error_set(
+				err, where, fix,
+				"'%s' has the character '#' (0x23), which "
+				"starts a comment in plugstack.conf and in "
+				"shells",
+				shown);
+		if (c == ' ' || strchr("|&;<>()$`\\\"'*?[]{}~!", c))
+			return distenv_error_set(
+				err, where, fix,
+				"'%s' has the character '%c' (0x%02x), which "
+				"the shell treats specially and no value of "
+				"this option holds",
+				shown, c, c);
+	}
+	return 0;
+}
+
+const char *distenv_printable(const char *value, char *buf, size_t len)
+{
+	size_t i;
+
+	if (!value)
+		value = "";
+	for (i = 0; value[i] && i + 1 < len; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		buf[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	buf[i] = '\0';
+	if (value[i] && len >= 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
 }

@@ -8,9 +8,11 @@
 #ifndef DISTENV_OPTIONS_H
 #define DISTENV_OPTIONS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "distenv_error.h"
+#include "distenv_vars.h"
 
 enum distenv_mode {
 	DISTENV_MODE_UNSET = 0, /* no --distenv: the plugstack default holds */
@@ -20,6 +22,7 @@ enum distenv_mode {
 };
 
 #define DISTENV_IFSPEC_TEXT_MAX 256
+#define DISTENV_LF_PATH_MAX 1024 /* --distenv-lf-config, NUL included */
 
 /* What the user asked for, from the --distenv* options. */
 struct distenv_request {
@@ -28,12 +31,70 @@ struct distenv_request {
 	char ifname[DISTENV_IFSPEC_TEXT_MAX]; /* --distenv-ifname, "" = none */
 	uint32_t nproc;                       /* --distenv-nproc, 0 = none */
 	int show;                             /* --distenv-show given */
+	/* LLaMA-Factory run preparation (plugin/lf/lf_prepare.h; the
+	 * enums and parsers are in plugin/lf/lf_decide.h). */
+	char lf_config[DISTENV_LF_PATH_MAX];  /* --distenv-lf-config, "" = none */
+	int save_on_each_node;                /* enum lf_soen, 0 = auto */
+	int offload;                          /* enum lf_offload, 0 = unset */
+	int check;                            /* enum lf_check, 0 = warn */
+	uint64_t model_params;                /* --distenv-model-params, 0 = none */
+	uint64_t gpu_mem;                     /* --distenv-gpu-mem, bytes, 0 = none */
 };
 
-/* What the admin set on the plugstack line. */
+/* Preferred address family for MASTER_ADDR (site policy
+ * address_family:): ANY keeps the resolver's order (getaddrinfo(3), RFC
+ * 6724); IPV4 / IPV6 try that family's addresses first. */
+enum distenv_family {
+	DISTENV_FAMILY_ANY = 0,
+	DISTENV_FAMILY_IPV4,
+	DISTENV_FAMILY_IPV6,
+};
+
+/* NCCL_IB_HCA policy (site policy hca:): AUTO derives it from the
+ * topology, FIXED exports the site's list as given (NCCL_IB_HCA syntax,
+ * NCCL env docs), OFF leaves NCCL_IB_HCA to NCCL. */
+enum distenv_hca_mode {
+	DISTENV_HCA_AUTO = 0,
+	DISTENV_HCA_FIXED,
+	DISTENV_HCA_OFF,
+};
+
+#define DISTENV_SITE_VARS_MAX 32   /* extra variables per partition */
+#define DISTENV_SITE_VALUE_MAX 256 /* bytes of one, NUL included */
+#define DISTENV_SITE_PATH_MAX 256  /* config=, topology_xml: */
+#define DISTENV_SITE_NAME_MAX 256  /* master_name: rule, NUL included */
+#define DISTENV_PARTITION_MAX 64   /* Slurm partition name, NUL included */
+
+/* An extra variable the site sets (site policy env:). */
+struct distenv_site_var {
+	char name[DISTENV_NAME_MAX];
+	char value[DISTENV_SITE_VALUE_MAX];
+};
+
+/* distenv_site.given: plugstack arguments that were on the line; they
+ * win over the site policy file (README, "Admins"). */
+#define DISTENV_SITE_GIVEN_MODE 0x1u
+#define DISTENV_SITE_GIVEN_PORTS 0x2u
+
+/* What the admin set: the plugstack line, then the site policy file
+ * (plugin/site/distenv_policy.h) for the task's partition. All zero /
+ * empty past port_hi means "no policy": no filter, resolver order, the
+ * host name itself, HCA auto, no extra variables. */
 struct distenv_site {
 	enum distenv_mode default_mode; /* default=, DISTENV_MODE_OFF if absent */
 	uint16_t port_lo, port_hi;      /* port_range=, inclusive */
+	unsigned given;                 /* DISTENV_SITE_GIVEN_* */
+	char config[DISTENV_SITE_PATH_MAX]; /* config=, "" = no policy file */
+	/* From the policy file, for one partition. */
+	char partition[DISTENV_PARTITION_MAX]; /* SLURM_JOB_PARTITION, or "" */
+	char ifaces[DISTENV_IFSPEC_TEXT_MAX];  /* interfaces:, NCCL syntax; "" = all */
+	enum distenv_family family;            /* address_family: */
+	char master_name[DISTENV_SITE_NAME_MAX]; /* master_name:, "" = {host} */
+	enum distenv_hca_mode hca_mode;        /* hca: */
+	char hca[DISTENV_IFSPEC_TEXT_MAX];     /* hca: list when FIXED */
+	char topology_xml[DISTENV_SITE_PATH_MAX]; /* topology_xml:, "" = native */
+	size_t n_vars;                         /* env: */
+	struct distenv_site_var vars[DISTENV_SITE_VARS_MAX];
 };
 
 /* Default port_range: below Linux's default ephemeral range 32768-60999
@@ -42,7 +103,8 @@ struct distenv_site {
 #define DISTENV_PORT_LO_DEFAULT 29600
 #define DISTENV_PORT_HI_DEFAULT 32767
 
-/* Fill site with the defaults: mode off, the default port range. */
+/* Fill site with the defaults: mode off, the default port range, no
+ * config file, no policy. */
 void distenv_site_defaults(struct distenv_site *site);
 
 /* "off", "torchrun", "tasks" or "unset". */
@@ -70,9 +132,11 @@ int distenv_parse_port_range(const char *value, const char *where,
 
 /*
  * The plugstack arguments (argc/argv as slurm_spank_init gets them):
- * default=off|torchrun|tasks and port_range=LO-HI. Unknown keys and bad
- * values are errors naming the argument; site is filled with defaults
- * first, so it is usable even after an error.
+ * default=off|torchrun|tasks, port_range=LO-HI and config=PATH (the site
+ * policy file, an absolute path; read by plugin/site/). Unknown keys and
+ * bad values are errors naming the argument; site is filled with
+ * defaults first, so it is usable even after an error. site->given
+ * records default= and port_range=.
  */
 int distenv_parse_plugstack(int argc, char **argv, struct distenv_site *site,
 			    struct distenv_error *err);
@@ -80,5 +144,31 @@ int distenv_parse_plugstack(int argc, char **argv, struct distenv_site *site,
 /* The mode in force: the request's, else the site default. */
 enum distenv_mode distenv_effective_mode(const struct distenv_site *site,
 					 const struct distenv_request *req);
+
+/* Longest option or plugstack value distenv accepts, in bytes. */
+#define DISTENV_OPTION_TEXT_MAX 255
+
+/*
+ * Check the text of an option or plugstack value before its parser reads
+ * it, so that whatever reaches an environment, a log line or a shell is
+ * plain: at most DISTENV_OPTION_TEXT_MAX bytes; only printable ASCII (no
+ * control byte, no byte >= 0x80: names, numbers and modes are ASCII, and
+ * a line break would split a log line or an `export` line); no '#'
+ * (starts a comment in plugstack.conf, CONTRACTS.md 5, and in shells);
+ * no blank or shell metacharacter (| & ; < > ( ) $ ` \ " ' * ? [ ] { }
+ * ~ !: POSIX XCU 2.2 quoting and 2.13 pattern matching), which no value
+ * of any distenv option holds. NULL passes (the parsers handle "no
+ * value"). The error names where, the offending byte and its offset,
+ * and never echoes a non-printable byte. Returns 0 or -1.
+ */
+int distenv_option_text_check(const char *value, const char *where,
+			      struct distenv_error *err);
+
+/*
+ * value as it can be shown in a message: printable ASCII bytes kept,
+ * every other byte as '?', cut to fit buf (len bytes, len >= 4) with
+ * "..." at the end when it was longer. Returns buf.
+ */
+const char *distenv_printable(const char *value, char *buf, size_t len);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "distenv_env.h"
+#include "distenv_options.h"
 
 #define RESV_VAR "SLURM_STEP_RESV_PORTS"
 
@@ -33,6 +34,7 @@ int distenv_resv_ports_first(const char *value, uint16_t *port,
 	const char *p = value;
 	uint32_t first = 0;
 	int items = 0;
+	char shown[72];
 
 	if (!value || !*value)
 		return distenv_error_set(err, RESV_VAR, NULL, "empty value");
@@ -62,22 +64,22 @@ bad:
 		err, RESV_VAR,
 		"this value comes from Slurm; report it to your admin, or pass "
 		"--distenv-port with srun --resv-ports=0",
-		"'%.64s' is not a port list like 20000-20002 or 20000,20005",
-		value);
+		"'%s' is not a port list like 20000-20002 or 20000,20005",
+		distenv_printable(value, shown, sizeof(shown)));
 }
 
 int distenv_parse_ephemeral(const char *text, uint16_t *lo, uint16_t *hi,
 			    struct distenv_error *err)
 {
 	unsigned a, b;
-	char extra;
+	char extra, shown[72];
 
 	if (!text || sscanf(text, "%u %u %c", &a, &b, &extra) != 2 ||
 	    a > 65535 || b > 65535 || a > b)
 		return distenv_error_set(
 			err, "/proc/sys/net/ipv4/ip_local_port_range", NULL,
-			"'%.64s' is not two port numbers LO HI",
-			text ? text : "");
+			"'%s' is not two port numbers LO HI",
+			distenv_printable(text, shown, sizeof(shown)));
 	*lo = (uint16_t)a;
 	*hi = (uint16_t)b;
 	return 0;

@@ -5,12 +5,15 @@
 #include <string.h>
 
 #include "distenv_env.h"
+#include "distenv_options.h"
 
 int distenv_tasks_on_node(const char *value, uint32_t node_id,
 			  uint32_t *count, struct distenv_error *err)
 {
 	const char *p = value;
 	uint64_t seen = 0;
+	char shown[72];
+	int found = 0;
 
 	if (!p || !*p)
 		goto bad;
@@ -41,9 +44,11 @@ int distenv_tasks_on_node(const char *value, uint32_t node_id,
 				goto bad;
 			p += n + 1;
 		}
-		if (node_id < seen + reps) {
+		/* The whole value is read even after node_id's entry, so
+		 * that "4;reboot" is refused for node 0 as for node 1. */
+		if (!found && node_id < seen + reps) {
 			*count = tasks;
-			return 0;
+			found = 1;
 		}
 		seen += reps;
 		if (*p == '\0')
@@ -52,13 +57,16 @@ int distenv_tasks_on_node(const char *value, uint32_t node_id,
 			goto bad;
 		p++;
 	}
+	if (found)
+		return 0;
 	return distenv_error_set(err, "SLURM_STEP_TASKS_PER_NODE", NULL,
-				 "'%.64s' lists %llu nodes, not node %u",
-				 value, (unsigned long long)seen, node_id);
+				 "'%s' lists %llu nodes, not node %u",
+				 distenv_printable(value, shown, sizeof(shown)),
+				 (unsigned long long)seen, node_id);
 bad:
 	return distenv_error_set(err, "SLURM_STEP_TASKS_PER_NODE", NULL,
-				 "'%.64s' is not a list like 2(x3),1",
-				 value ? value : "");
+				 "'%s' is not a list like 2(x3),1",
+				 distenv_printable(value, shown, sizeof(shown)));
 }
 
 int distenv_step_from_env(const char *const *envp, int batch,

@@ -13,6 +13,8 @@
 
 #define DISTENV_HOST_MAX 256
 
+struct distenv_topo;
+
 enum distenv_step_kind {
 	DISTENV_STEP_TASKS, /* an srun step: derive everything */
 	DISTENV_STEP_BATCH, /* the batch script or salloc's interactive step:
@@ -35,6 +37,11 @@ struct distenv_step {
 	uint16_t ephemeral_lo;   /* kernel ephemeral port range */
 	uint16_t ephemeral_hi;
 	const char *const *envp; /* the task's environment */
+	/* This node's topology (plugin/topo/distenv_topo.h), loaded once
+	 * per step per node, or NULL: no topology, and no NCCL_IB_HCA. */
+	const struct distenv_topo *topo;
+	const char *topo_note; /* where it came from, or why there is none,
+				* for --distenv-show; NULL or "" = say nothing */
 };
 
 /*

@@ -24,6 +24,8 @@ static int name_is_valid(const char *name)
 int distenv_value_check(const char *value, const char *where,
 			struct distenv_error *err)
 {
+	size_t i;
+
 	if (!value)
 		return distenv_error_set(err, where, NULL, "no value");
 	if (strlen(value) > DISTENV_VALUE_MAX)
@@ -35,6 +37,18 @@ int distenv_value_check(const char *value, const char *where,
 		return distenv_error_set(err, where,
 					 "remove the line break from the value",
 					 "value holds a line break");
+	/* Other control bytes (ESC, BEL, DEL...) reach --distenv-show and
+	 * `distenv env` output as they are; no derived or launcher value
+	 * holds one. A tab is left alone: it is blank, not a control. */
+	for (i = 0; value[i]; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return distenv_error_set(
+				err, where, "remove the control byte from the value",
+				"value holds the control byte 0x%02x at offset %zu",
+				c, i);
+	}
 	return 0;
 }
 

@@ -61,7 +61,8 @@ void distenv_vars_free(struct distenv_vars *vars);
 
 /*
  * Check a value before it goes into an environment: no newline, no
- * carriage return, at most DISTENV_VALUE_MAX bytes. where names the
+ * carriage return, no other control byte but tab (a NUL cannot be in a C
+ * string: the value ends there), at most DISTENV_VALUE_MAX bytes. where names the
  * variable or option for the error. Returns 0 or -1.
  */
 int distenv_value_check(const char *value, const char *where,

@@ -7,24 +7,37 @@
  *  callback              context            runs as        distenv does
  *  --------------------  -----------------  -------------  ---------------------------
  *  slurm_spank_init      srun, sbatch,      the user       parse plugstack arguments,
- *                        salloc                            register options
+ *                        salloc                            load the site policy file,
+ *                                                          register options
+ *  slurm_spank_init      slurmd (start)     root           parse plugstack arguments and
+ *                                                          the site policy file, log
+ *                                                          errors; never fails
  *  option callbacks      srun, sbatch,      the user       validate the value; a bad
  *                        salloc                            one fails the command
  *  slurm_spank_init_post_opt  srun, sbatch, the user       fail the command on a
  *                        salloc                            recorded error if distenv
  *                                                          was asked for
  *  slurm_spank_init      slurmstepd         root           parse plugstack arguments,
+ *                                                          load the site policy file,
  *                                                          register options; never
  *                                                          fails (that could drain)
  *  option callbacks      slurmstepd         root           record the value or the
  *                                                          error; never fail
+ *  slurm_spank_user_init slurmstepd, once   the user       load the node's topology
+ *                        per step per node  (euid)         (hwloc) for the tasks,
+ *                        (before the fork)                 srun steps asking for
+ *                                                          distenv only; never fails
  *  slurm_spank_task_init slurmstepd, per    the user,      gather facts (interfaces,
  *                        task (forked       fully          resolver), derive, export;
  *                        child)                            report recorded errors;
  *                                                          -1 fails the step only
  *  everything else       -                  -              nothing
  *
- * No file named by a user is opened in any callback.
+ * No file named by a user is opened in any callback run as root. The one
+ * a job may name, a topology XML in HWLOC_XMLFILE, is read in user_init
+ * with the user's rights and O_NOFOLLOW (spank_node.c). The site policy file
+ * (config=) is named by the admin and refused unless only root can write
+ * it (plugin/site/distenv_policy.h).
  */
 #include <string.h>
 
@@ -36,12 +49,36 @@ SPANK_PLUGIN(distenv, 1);
 
 struct distenv_plugin_state distenv_state;
 
+/* The site policy file (config=), read in every context, so that a broken
+ * file shows in slurmd's log at its start and at every srun and sbatch.
+ * On the submit side only the top level applies (the partition is known
+ * in the task, where spank_task.c applies its section). */
+static void load_policy(void)
+{
+	struct distenv_plugin_state *st = &distenv_state;
+
+	if (!st->site.config[0])
+		return;
+	if (distenv_policy_load(st->site.config, DISTENV_POLICY_LOAD_STRICT,
+				&st->policy, &st->site_error)) {
+		/* As for a bad plugstack line: jobs that did not ask for
+		 * distenv go on (mode off); those that did fail with this. */
+		distenv_log_error(&st->site_error);
+		st->site.default_mode = DISTENV_MODE_OFF;
+		return;
+	}
+	st->have_policy = 1;
+	distenv_policy_apply(&st->policy.global, NULL, &st->site);
+}
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
 
-	if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
+	if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR &&
+	    ctx != S_CTX_REMOTE && ctx != S_CTX_SLURMD)
 		return 0;
+	distenv_policy_file_free(&distenv_state.policy);
 	memset(&distenv_state, 0, sizeof(distenv_state));
 	if (distenv_parse_plugstack(ac, av, &distenv_state.site,
 				    &distenv_state.site_error)) {
@@ -49,7 +86,11 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		 * the defaults (mode off) and tell the admin. */
 		distenv_log_error(&distenv_state.site_error);
 		distenv_site_defaults(&distenv_state.site);
+	} else {
+		load_policy();
 	}
+	if (ctx == S_CTX_SLURMD)
+		return 0; /* slurmd only reports; it runs no job */
 	if (distenv_options_register(sp) && ctx != S_CTX_REMOTE)
 		return -1;
 	return 0;
@@ -64,6 +105,15 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR)
 		return distenv_submit_post_opt(sp);
 	return 0;
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return distenv_remote_user_init(sp);
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)

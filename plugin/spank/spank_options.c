@@ -12,6 +12,8 @@
 #include <slurm/spank.h>
 
 #include "distenv_ifspec.h"
+#include "lf_decide.h"
+#include "lf_model.h"
 #include "spank_state.h"
 
 static int reject(int remote)
@@ -82,6 +84,78 @@ static int opt_show(int val, const char *optarg, int remote)
 	return 0;
 }
 
+/* --distenv-lf-config and friends (plugin/lf/). The file is checked
+ * on the submit side only, where the callback runs as the user;
+ * slurmstepd (root) only records the path: the task reads it. */
+static int opt_lf_config(int val, const char *optarg, int remote)
+{
+	struct distenv_request *req = &distenv_state.req;
+
+	(void)val;
+	if (!optarg || !optarg[0] || strlen(optarg) >= sizeof(req->lf_config)) {
+		distenv_error_set(&distenv_state.option_error,
+				  "--distenv-lf-config", "name the training YAML",
+				  "missing or too long a path");
+		return reject(remote);
+	}
+	if (!remote && distenv_lf_config_check(optarg,
+					       &distenv_state.option_error)) {
+		distenv_error_prefix_where(&distenv_state.option_error,
+					   "--distenv-lf-config");
+		return reject(remote);
+	}
+	snprintf(req->lf_config, sizeof(req->lf_config), "%s", optarg);
+	return 0;
+}
+
+static int opt_save_on_each_node(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (lf_parse_soen(optarg, "--distenv-save-on-each-node",
+			  &distenv_state.req.save_on_each_node,
+			  &distenv_state.option_error))
+		return reject(remote);
+	return 0;
+}
+
+static int opt_offload(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (lf_parse_offload(optarg, "--distenv-offload",
+			     &distenv_state.req.offload,
+			     &distenv_state.option_error))
+		return reject(remote);
+	return 0;
+}
+
+static int opt_check(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (lf_parse_check(optarg, "--distenv-check", &distenv_state.req.check,
+			   &distenv_state.option_error))
+		return reject(remote);
+	return 0;
+}
+
+static int opt_model_params(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (lf_parse_params(optarg, "--distenv-model-params",
+			    &distenv_state.req.model_params,
+			    &distenv_state.option_error))
+		return reject(remote);
+	return 0;
+}
+
+static int opt_gpu_mem(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (lf_parse_mem(optarg, "--distenv-gpu-mem", &distenv_state.req.gpu_mem,
+			 &distenv_state.option_error))
+		return reject(remote);
+	return 0;
+}
+
 static struct spank_option options[] = {
 	{"distenv", "[torchrun|tasks|off]",
 	 "Derive NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT, NPROC_PER_NODE, "
@@ -100,6 +174,29 @@ static struct spank_option options[] = {
 	{"distenv-show", NULL,
 	 "Print each node's derived variables and their sources to stderr",
 	 0, 0, opt_show},
+	{"distenv-lf-config", "FILE",
+	 "LLaMA-Factory training YAML: write a resolved copy per node "
+	 "(DISTENV_LF_CONFIG) and check the run before launch",
+	 1, 0, opt_lf_config},
+	{"distenv-save-on-each-node", "auto|yes|no",
+	 "save_on_each_node for --distenv-lf-config (auto: by output_dir's "
+	 "storage, node-local or shared)",
+	 1, 0, opt_save_on_each_node},
+	{"distenv-offload", "none|cpu|auto",
+	 "ZeRO-3 CPU offload in the resolved DeepSpeed config (default: as "
+	 "the config says)",
+	 1, 0, opt_offload},
+	{"distenv-check", "warn|strict|off",
+	 "LLaMA-Factory preflight checks: warn (default), strict (fail the "
+	 "step), off",
+	 1, 0, opt_check},
+	{"distenv-model-params", "COUNT",
+	 "Model size for the memory plan when config.json is not local "
+	 "(70B, 7.6B)",
+	 1, 0, opt_model_params},
+	{"distenv-gpu-mem", "SIZE",
+	 "GPU memory per GPU for the memory plan (80G)",
+	 1, 0, opt_gpu_mem},
 	SPANK_OPTIONS_TABLE_END};
 
 int distenv_options_register(spank_t sp)

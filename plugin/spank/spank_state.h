@@ -13,12 +13,26 @@
 
 #include "distenv_error.h"
 #include "distenv_options.h"
+#include "distenv_policy.h"
+
+struct distenv_topo;
 
 struct distenv_plugin_state {
 	struct distenv_site site;
 	struct distenv_request req;
-	struct distenv_error site_error;   /* bad plugstack arguments */
+	struct distenv_error site_error;   /* bad plugstack arguments or
+					    * site policy file */
 	struct distenv_error option_error; /* bad --distenv* value */
+	struct distenv_policy_file policy; /* config=, when it loaded */
+	int have_policy;
+	/* slurmstepd: the node's topology, loaded in user_init once per
+	 * step per node (spank_node.c), NULL when none; and what to say
+	 * about it in --distenv-show. */
+	struct distenv_topo *topo;
+	char topo_note[1024];
+	/* HWLOC_XMLFILE named by the job: a user-named file, so it is read
+	 * in task_init (fully the user), not in user_init ("" = none). */
+	char topo_user_xml[4096];
 };
 
 extern struct distenv_plugin_state distenv_state;
@@ -35,7 +49,23 @@ void distenv_log_error(const struct distenv_error *err);
  * on a recorded error when the user asked for distenv. */
 int distenv_submit_post_opt(spank_t sp);
 
+/* slurmstepd, once per step per node, as the user, before the tasks
+ * fork: load the topology into distenv_state. Never fails. */
+int distenv_remote_user_init(spank_t sp);
+
+/* --distenv-lf-config (spank_lf.c): the submit-side check of the file
+ * (readable regular file, parses), and the task-side preparation, as the
+ * user, after the derivation; -1 with err fails the step. */
+int distenv_lf_config_check(const char *path, struct distenv_error *err);
+int distenv_remote_lf_prepare(spank_t sp, char **envp,
+			      struct distenv_error *err);
+
 /* slurmstepd, per task, as the user: derive and export. */
 int distenv_remote_task_init(spank_t sp);
+
+/* Load a topology (xml NULL: native) into *out, with the summary or the
+ * reason there is none in note. Returns 0, or -1 with *out NULL. */
+int distenv_topo_load_into(const char *xml, struct distenv_topo **out,
+			   char *note, size_t note_len);
 
 #endif

@@ -8,6 +8,7 @@
  * message went to the task's stderr, i.e. the job's output.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <slurm/slurm.h>
@@ -67,28 +68,34 @@ static int export_vars(spank_t sp, const struct distenv_vars *vars,
 	return 0;
 }
 
-static int derive_and_export(spank_t sp, int batch, enum distenv_mode mode,
+static int derive_and_export(spank_t sp, const struct distenv_site *site,
+			     char **envp, int batch, enum distenv_mode mode,
 			     struct distenv_error *err)
 {
 	const struct distenv_plugin_state *st = &distenv_state;
+	struct distenv_topo *topo = st->topo;
+	char topo_note[sizeof(st->topo_note)];
 	struct distenv_step step;
 	struct distenv_vars vars = {0};
-	char **envp = NULL;
-	int rc = -1;
+	int rc;
 
-	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
+	if (!envp)
 		return distenv_error_set(err, "slurmstepd", NULL,
 					 "cannot read the task environment");
-	if (distenv_derive_for_task(&st->site, &st->req,
-				    (const char *const *)envp, batch, &step,
-				    &vars, err))
-		return -1;
-	if (export_vars(sp, &vars, err))
-		goto out;
-	if (st->req.show && (batch || step.localid == 0))
+	snprintf(topo_note, sizeof(topo_note), "%s", st->topo_note);
+	/* The job's own HWLOC_XMLFILE: read here, fully as the user. */
+	if (!topo && st->topo_user_xml[0] && !batch)
+		distenv_topo_load_into(st->topo_user_xml, &topo, topo_note,
+				       sizeof(topo_note));
+	rc = distenv_derive_for_task_topo(site, &st->req,
+					  (const char *const *)envp, batch,
+					  topo, topo_note, &step, &vars, err);
+	if (topo != st->topo)
+		free(topo);
+	if (rc == 0)
+		rc = export_vars(sp, &vars, err);
+	if (rc == 0 && st->req.show && (batch || step.localid == 0))
 		distenv_format_show(stderr, &step, mode, &vars);
-	rc = 0;
-out:
 	distenv_vars_free(&vars);
 	return rc;
 }
@@ -112,13 +119,23 @@ static void show_off(spank_t sp)
 int distenv_remote_task_init(spank_t sp)
 {
 	const struct distenv_plugin_state *st = &distenv_state;
-	enum distenv_mode mode = distenv_effective_mode(&st->site, &st->req);
+	struct distenv_site site; /* plugstack + policy for the partition */
+	enum distenv_mode mode;
 	struct distenv_error err;
 	int batch = step_kind(sp);
+	char **envp = NULL;
 
 	distenv_error_clear(&err);
 	if (batch < 0)
 		return 0;
+	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
+		envp = NULL;
+	/* The site policy's section for this job's partition
+	 * (SLURM_JOB_PARTITION) may set another default mode. */
+	distenv_policy_site_for_env(st->have_policy ? &st->policy : NULL,
+				    &st->site, (const char *const *)envp,
+				    &site);
+	mode = distenv_effective_mode(&site, &st->req);
 	if (distenv_error_is_set(&st->option_error))
 		return report(sp, &st->option_error);
 	if (mode == DISTENV_MODE_OFF) {
@@ -128,7 +145,12 @@ int distenv_remote_task_init(spank_t sp)
 	}
 	if (distenv_error_is_set(&st->site_error))
 		return report(sp, &st->site_error);
-	if (derive_and_export(sp, batch, mode, &err))
+	if (derive_and_export(sp, &site, envp, batch, mode, &err))
+		return report(sp, &err);
+	/* LLaMA-Factory preparation: srun steps only (the batch script
+	 * launches them). */
+	if (st->req.lf_config[0] && !batch &&
+	    distenv_remote_lf_prepare(sp, envp, &err))
 		return report(sp, &err);
 	return 0;
 }

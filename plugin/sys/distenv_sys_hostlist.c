@@ -16,6 +16,7 @@ int distenv_first_host(const char *nodelist, const char *where, char *buf,
 	char *head, *first;
 	size_t i;
 	int depth = 0, n;
+	char shown[72];
 
 	if (!nodelist || !nodelist[0])
 		return distenv_error_set(err, where,
@@ -39,14 +40,17 @@ int distenv_first_host(const char *nodelist, const char *where, char *buf,
 	free(head);
 	if (!hl)
 		return distenv_error_set(err, where, NULL,
-					 "'%.64s' is not a Slurm node list",
-					 nodelist);
+					 "'%s' is not a Slurm node list",
+					 distenv_printable(nodelist, shown,
+							   sizeof(shown)));
 	first = slurm_hostlist_shift(hl);
 	slurm_hostlist_destroy(hl);
 	if (!first || !first[0]) {
 		free(first);
 		return distenv_error_set(err, where, NULL,
-					 "'%.64s' names no node", nodelist);
+					 "'%s' names no node",
+					 distenv_printable(nodelist, shown,
+							   sizeof(shown)));
 	}
 	n = snprintf(buf, len, "%s", first);
 	free(first);

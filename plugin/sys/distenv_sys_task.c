@@ -13,6 +13,19 @@ int distenv_derive_for_task(const struct distenv_site *site,
 			    struct distenv_vars *vars,
 			    struct distenv_error *err)
 {
+	return distenv_derive_for_task_topo(site, req, envp, batch, NULL, NULL,
+					    step, vars, err);
+}
+
+int distenv_derive_for_task_topo(const struct distenv_site *site,
+				 const struct distenv_request *req,
+				 const char *const *envp, int batch,
+				 const struct distenv_topo *topo,
+				 const char *topo_note,
+				 struct distenv_step *step,
+				 struct distenv_vars *vars,
+				 struct distenv_error *err)
+{
 	struct distenv_net_facts facts;
 	const char *list_var;
 	int rc = -1;
@@ -20,15 +33,22 @@ int distenv_derive_for_task(const struct distenv_site *site,
 	memset(&facts, 0, sizeof(facts));
 	if (distenv_step_from_env(envp, batch, step, err))
 		return -1;
+	step->topo = topo;
+	step->topo_note = topo_note;
 	distenv_sys_ephemeral(&step->ephemeral_lo, &step->ephemeral_hi);
 	list_var = distenv_step_nodelist_var(step);
 	if (distenv_first_host(distenv_env_get(envp, list_var), list_var,
 			       step->master_host, sizeof(step->master_host),
 			       err))
 		return -1;
-	if (distenv_needs_net(site, req, step) &&
-	    distenv_net_facts_gather(distenv_master_host(step), &facts, err))
-		goto out;
+	if (distenv_needs_net(site, req, step)) {
+		char host[DISTENV_HOST_MAX];
+
+		if (distenv_master_lookup_name(site, step, host, sizeof(host),
+					       err) ||
+		    distenv_net_facts_gather(host, &facts, err))
+			goto out;
+	}
 	rc = distenv_derive(site, req, step, &facts.net, vars, err);
 out:
 	distenv_net_facts_free(&facts);

@@ -2,7 +2,7 @@
 # cluster.sh - a throw-away multi-node Slurm cluster on one machine, one
 # network namespace (plus UTS namespace) per compute node.
 #
-#   cluster.sh start [-n NODES] [--plugstack FILE] [--resv-ports]
+#   cluster.sh start [-n NODES] [--plugstack FILE] [--resv-ports] [--node-local DIR]
 #   cluster.sh stop
 #   cluster.sh status
 #
@@ -16,6 +16,9 @@
 #   dvn<i>  : hostname n<i>; eth1 10.99.<i>.1/24 (reaches nothing, ifindex
 #             before eth0), eth0 10.77.0.<i>/24 (veth to dvbr0), slurmd;
 #             /etc/hosts maps n<i> to 127.0.1.1 first (Debian style).
+#   --node-local DIR: every slurmd (and so every job step on that node)
+#             sees its own private tmpfs at DIR, like a node-local disk;
+#             the root namespace and the other nodes see their own DIR.
 #
 # Must run as root.  Needs: iproute2, util-linux (unshare, setsid, setpriv),
 # slurmctld, slurmd, munged (Slurm 22.05 as packaged by Debian 12).
@@ -48,7 +51,7 @@ die() { log "error: $*"; exit 1; }
 
 usage() {
 	cat >&2 <<EOF
-usage: $PROG start [-n NODES] [--plugstack FILE] [--resv-ports]
+usage: $PROG start [-n NODES] [--plugstack FILE] [--resv-ports] [--node-local DIR]
        $PROG stop
        $PROG status
 NODES is 2..4 (default 2).  Run dir: \$DISTENV_CLUSTER_DIR (now $DIR).
@@ -381,7 +384,7 @@ setup_node_net() {
 }
 
 do_start() {
-	local nodes=2 plugstack="" resv=0 i ctl_host t0 deadline idle
+	local nodes=2 plugstack="" resv=0 i ctl_host t0 deadline idle local_dir=""
 
 	while (($# > 0)); do
 		case $1 in
@@ -399,11 +402,17 @@ do_start() {
 			resv=1
 			shift
 			;;
+		--node-local)
+			[[ $# -ge 2 ]] || usage
+			local_dir=$2
+			shift 2
+			;;
 		*) usage ;;
 		esac
 	done
 	[[ $nodes =~ ^[2-4]$ ]] || die "NODES must be 2..4 (got '$nodes')"
 	[[ -z $plugstack || -r $plugstack ]] || die "cannot read plugstack file '$plugstack'"
+	[[ -z $local_dir || $local_dir == /* ]] || die "--node-local needs an absolute path (got '$local_dir')"
 	[[ $(id -u) -eq 0 ]] || die "must run as root"
 	[[ ! -s $CREATED ]] || die "$DIR holds a cluster (or leftovers of one): run '$PROG stop' first"
 	# refuse to clobber things that are not ours
@@ -472,13 +481,21 @@ do_start() {
 	done
 
 	# compute nodes: own netns (ip netns exec also bind-mounts
-	# /etc/netns/<ns>/hosts over /etc/hosts) and own UTS namespace
+	# /etc/netns/<ns>/hosts over /etc/hosts) and own UTS namespace.
+	# ip netns exec also gives each node its own mount namespace, with /
+	# made a recursive slave (iproute2 netns_switch), so a tmpfs mounted
+	# there is seen by that slurmd and its jobs only: a node-local disk.
+	if [[ -n $local_dir && ! -d $local_dir ]]; then
+		record emptydir "$local_dir"
+		mkdir -p "$local_dir"
+	fi
 	for ((i = 1; i <= nodes; i++)); do
-		log "starting slurmd n$i in $NS_PREFIX$i"
-		# shellcheck disable=SC2016 # $1/$2 are expanded by that sh
+		log "starting slurmd n$i in $NS_PREFIX$i${local_dir:+ (node-local tmpfs at $local_dir)}"
+		# shellcheck disable=SC2016 # $1/$2/$3 are expanded by that sh
 		spawn slurmd "$PIDS/slurmd-n$i.pid" "$LOG_DIR/slurmd-n$i.out" \
 			ip netns exec "$NS_PREFIX$i" unshare --uts \
-			sh -c 'hostname "$1" && exec slurmd -D -f "$2" -N "$1"' sh "n$i" "$CONF"
+			sh -c 'if [ -n "$3" ]; then mount -t tmpfs -o size=64m,mode=1777 "node-local-$1" "$3" || exit 1; fi
+				hostname "$1" && exec slurmd -D -f "$2" -N "$1"' sh "n$i" "$CONF" "$local_dir"
 	done
 
 	log "waiting (<= ${START_TIMEOUT}s) for $nodes idle nodes"

@@ -52,7 +52,7 @@ EOF
 	done
 	[ "$(grep -cE 'RANK [0-3]/4 node=n1 result=10 OK' "$out")" -eq 2 ]
 	[ "$(grep -cE 'RANK [0-3]/4 node=n2 result=10 OK' "$out")" -eq 2 ]
-	! grep -q FAIL "$out"
+	! grep -q FAIL "$out" || false
 }
 
 @test "the trap is real: the same launch with hand-set variables and no interface variables fails" {
@@ -66,7 +66,7 @@ EOF
 	out=${lines[0]}
 	cat "$out"
 	[ "$status" -ne 0 ]
-	! grep -qE 'result=10 OK' "$out"
+	! grep -qE 'result=10 OK' "$out" || false
 	# Gloo advertised the loopback address its host name resolves to.
 	grep -qE 'connect.*\[127\.0\.1\.1\]|Connect timeout \[127\.0\.1\.1\]' "$out"
 }
@@ -219,7 +219,7 @@ EOF
 	[ "$without_status" -eq 3 ]
 	diff <(echo "$with") <(echo "$without")
 	grep -qE '^ *1: SLURMD_NODENAME=n2$' <<<"$with"
-	! grep -qE '^ *[01]: (NNODES|NODE_RANK|MASTER_ADDR|DISTENV_SET)=' <<<"$with"
+	! grep -qE '^ *[01]: (NNODES|NODE_RANK|MASTER_ADDR|DISTENV_SET)=' <<<"$with" || false
 }
 
 @test "distenv env inside srun works where the plugin is not installed" {

@@ -1,6 +1,7 @@
 # Helpers for the cluster tests: a real Slurm 22.05 cluster started by
 # cluster.sh in network namespaces, with the freshly built distenv.so.
 
+# shellcheck disable=SC2034 # the variables below are used by the .bats files that load this
 TOP=${DISTENV_TOP:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 CLUSTER="$TOP/tests/cluster/cluster.sh"
 export DISTENV_CLUSTER_DIR=${DISTENV_CLUSTER_DIR:-/tmp/distenv-cluster}
@@ -8,17 +9,38 @@ PLUGSTACK="$DISTENV_CLUSTER_DIR/plugstack.conf"
 GLOO="$TOP/tests/cluster/gloo_allreduce.py"
 LF="$TOP/tests/cluster/lf_torchrun.sh"
 export DISTENV_TEST_TIMEOUT=${DISTENV_TEST_TIMEOUT:-20}
+# The cluster's network and namespace prefix (cluster.sh's defaults), so
+# tests can name node addresses and hosts files of a second cluster.
+CLUSTER_NET=${DISTENV_CLUSTER_NET:-10.77.0}
+CLUSTER_NS=${DISTENV_CLUSTER_NS:-dvn}
 
 # Start a cluster of $1 nodes with distenv.so in plugstack.conf
-# (required, with the plugstack arguments in $2).
+# (required, with the plugstack arguments in $2). Further arguments go to
+# `cluster.sh start` (e.g. --node-local DIR).
 cluster_up() {
 	local nodes=$1 args=${2:-} conf
+	shift
+	[ $# -eq 0 ] || shift
 	[ -f "$TOP/.libs/distenv.so" ] || { echo "build first: no .libs/distenv.so" >&2; return 1; }
 	conf=$(mktemp)
 	echo "required $TOP/.libs/distenv.so $args" >"$conf"
 	"$CLUSTER" stop >/dev/null 2>&1 || true
-	"$CLUSTER" start -n "$nodes" --plugstack "$conf" --resv-ports >/dev/null
+	"$CLUSTER" start -n "$nodes" --plugstack "$conf" --resv-ports "$@" >/dev/null
 	local rc=$?
+	rm -f "$conf"
+	return $rc
+}
+
+# Start a cluster of $1 nodes whose plugstack.conf is the text $2 (e.g.
+# the include line of Debian's /etc/slurm/plugstack.conf, to test the
+# installed package).
+cluster_up_plugstack() {
+	local nodes=$1 text=$2 conf rc
+	conf=$(mktemp)
+	printf '%s\n' "$text" >"$conf"
+	"$CLUSTER" stop >/dev/null 2>&1 || true
+	"$CLUSTER" start -n "$nodes" --plugstack "$conf" --resv-ports >/dev/null
+	rc=$?
 	rm -f "$conf"
 	return $rc
 }

@@ -1,0 +1,181 @@
+/*
+ * cmd_check_config.c: `distenv check-config FILE [--partition NAME]
+ * [--trust-owner]`: load a site policy file exactly as the plugin does
+ * (same owner and mode checks, same parser) and print the effective
+ * policy of every partition the file names, and of the others, with
+ * where each value comes from. An admin runs it before putting the file
+ * on the plugstack line.
+ *
+ * Exit status: 0 valid, 1 refused or invalid (the error says
+ * FILE:LINE:COL, what and the accepted values), 2 usage.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "distenv_policy.h"
+
+static const char usage_fix[] =
+	"usage: distenv check-config FILE [--partition NAME] [--trust-owner]";
+
+/* Where the value of key comes from for partition part (NULL: none). */
+static const char *source(const struct distenv_policy_file *f,
+			  const struct distenv_policy_partition *part,
+			  unsigned key, char *buf, size_t len)
+{
+	if (part && (part->policy.set & key))
+		snprintf(buf, len, "partition %s", part->name);
+	else if (f->global.set & key)
+		snprintf(buf, len, "top level");
+	else
+		snprintf(buf, len, "default");
+	return buf;
+}
+
+static void row(const char *key, const char *value, const char *from)
+{
+	printf("  %-15s %-32s %s\n", key, value, from);
+}
+
+static void print_policy(const struct distenv_policy_file *f,
+			 const char *partition)
+{
+	const struct distenv_policy_partition *part =
+		distenv_policy_find_partition(f, partition);
+	struct distenv_policy p;
+	char v[DISTENV_SITE_PATH_MAX + 64], from[DISTENV_PARTITION_MAX + 16];
+	size_t i;
+
+	distenv_policy_effective(f, partition, &p);
+	if (!partition)
+		printf("[partitions not listed below]\n");
+	else if (part)
+		printf("[partition %s]\n", partition);
+	else
+		printf("[partition %s: not listed; the top level applies]\n",
+		       partition);
+
+	/* The built-in values when the file leaves a key out are those of
+	 * distenv_site_defaults(): mode off, 29600-32767. */
+	row("default_mode",
+	    distenv_mode_name((p.set & DISTENV_POLICY_DEFAULT_MODE)
+				      ? p.default_mode
+				      : DISTENV_MODE_OFF),
+	    source(f, part, DISTENV_POLICY_DEFAULT_MODE, from, sizeof(from)));
+	snprintf(v, sizeof(v), "%u-%u",
+		 (p.set & DISTENV_POLICY_PORT_RANGE) ? p.port_lo
+						      : DISTENV_PORT_LO_DEFAULT,
+		 (p.set & DISTENV_POLICY_PORT_RANGE) ? p.port_hi
+						      : DISTENV_PORT_HI_DEFAULT);
+	row("port_range", v,
+	    source(f, part, DISTENV_POLICY_PORT_RANGE, from, sizeof(from)));
+	row("interfaces", p.interfaces[0] ? p.interfaces : "(any)",
+	    source(f, part, DISTENV_POLICY_INTERFACES, from, sizeof(from)));
+	row("address_family", distenv_family_name(p.family),
+	    source(f, part, DISTENV_POLICY_ADDRESS_FAMILY, from, sizeof(from)));
+	row("master_name", p.master_name[0] ? p.master_name : "{host}",
+	    source(f, part, DISTENV_POLICY_MASTER_NAME, from, sizeof(from)));
+	if (p.hca_mode == DISTENV_HCA_FIXED)
+		snprintf(v, sizeof(v), "fixed %s", p.hca);
+	else
+		snprintf(v, sizeof(v), "%s", distenv_hca_mode_name(p.hca_mode));
+	row("hca", v, source(f, part, DISTENV_POLICY_HCA, from, sizeof(from)));
+	row("topology_xml", p.topology_xml[0] ? p.topology_xml : "(native)",
+	    source(f, part, DISTENV_POLICY_TOPOLOGY_XML, from, sizeof(from)));
+	if (p.n_env == 0)
+		row("env", "(none)", "-");
+	for (i = 0; i < p.n_env; i++) {
+		const struct distenv_site_var *e = &p.env[i];
+		int in_part = 0;
+		size_t j;
+
+		for (j = 0; part && j < part->policy.n_env; j++)
+			in_part |= strcmp(part->policy.env[j].name, e->name) == 0;
+		snprintf(v, sizeof(v), "%s=%s", e->name, e->value);
+		if (in_part)
+			snprintf(from, sizeof(from), "partition %s", part->name);
+		else
+			snprintf(from, sizeof(from), "top level");
+		row("env", v, from);
+	}
+	if (p.n_storage == 0)
+		row("storage", "(none)", "-");
+	for (i = 0; i < p.n_storage; i++) {
+		snprintf(v, sizeof(v), "%s %s", p.storage[i].path,
+			 distenv_storage_kind_name(p.storage[i].kind));
+		row("storage", v,
+		    source(f, part, DISTENV_POLICY_STORAGE, from, sizeof(from)));
+	}
+}
+
+int distenv_cmd_check_config(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"partition", required_argument, NULL, 'p'},
+		{"trust-owner", no_argument, NULL, 't'},
+		{NULL, 0, NULL, 0}};
+	struct distenv_policy_file f;
+	struct distenv_error err;
+	const char *partition = NULL, *path;
+	char abs_path[2 * DISTENV_SITE_PATH_MAX];
+	int flags = DISTENV_POLICY_LOAD_STRICT;
+	size_t i;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == 'p') {
+			partition = optarg;
+		} else if (c == 't') {
+			flags |= DISTENV_POLICY_LOAD_TRUST_OWNER;
+		} else {
+			fprintf(stderr, "distenv: error: %s: unknown option or "
+					"missing value. %s\n",
+				argv[optind - 1], usage_fix);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "distenv: error: %s. %s\n",
+			argc - optind ? "one FILE only" : "no FILE given",
+			usage_fix);
+		return 2;
+	}
+	path = argv[optind];
+	/* The loader takes absolute paths only (the plugin's config= is
+	 * one); a relative FILE is taken from the current directory. */
+	if (path[0] != '/') {
+		char cwd[DISTENV_SITE_PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    (size_t)snprintf(abs_path, sizeof(abs_path), "%s/%s", cwd,
+				     path) >= sizeof(abs_path)) {
+			fprintf(stderr, "distenv: error: %s: path too long\n",
+				path);
+			return 1;
+		}
+		path = abs_path;
+	}
+	distenv_error_clear(&err);
+	distenv_policy_file_init(&f);
+	if (distenv_policy_load(path, flags, &f, &err)) {
+		distenv_policy_file_free(&f);
+		return distenv_cmd_fail(&err);
+	}
+	printf("# %s: valid, %zu partition section%s\n", path, f.n_partitions,
+	       f.n_partitions == 1 ? "" : "s");
+	printf("# plugstack arguments default= and port_range=, when given, "
+	       "win over this file\n");
+	if (partition) {
+		print_policy(&f, partition);
+	} else {
+		print_policy(&f, NULL);
+		for (i = 0; i < f.n_partitions; i++)
+			print_policy(&f, f.partitions[i].name);
+	}
+	distenv_policy_file_free(&f);
+	return 0;
+}

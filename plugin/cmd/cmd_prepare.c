@@ -1,0 +1,115 @@
+/*
+ * cmd_prepare.c: `distenv prepare --lf-config FILE ...` inside an srun
+ * step, for clusters without the plugin: does what --distenv-lf-config
+ * does in task_init (plugin/lf/lf_prepare.h) and prints export lines:
+ *   eval "$(distenv prepare --lf-config dpo.yaml)"
+ *   llamafactory-cli train "$DISTENV_LF_CONFIG"
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "distenv_env.h"
+#include "distenv_step.h"
+#include "lf_prepare.h"
+#include "lf_sys.h"
+
+extern char **environ;
+
+/* Single-quote s for a POSIX shell (XCU 2.2.2). */
+static void print_quoted(const char *s)
+{
+	putchar('\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*s);
+	}
+	putchar('\'');
+}
+
+/* GPUs of the task: entries of CUDA_VISIBLE_DEVICES, else
+ * SLURM_GPUS_ON_NODE, else 1 (as NPROC_PER_NODE, README). */
+static uint32_t task_gpus(const char *const *envp)
+{
+	const char *cvd = distenv_env_get(envp, "CUDA_VISIBLE_DEVICES");
+	uint32_t n = 0;
+
+	if (cvd && cvd[0]) {
+		n = 1;
+		for (; *cvd; cvd++)
+			n += *cvd == ',';
+		return n;
+	}
+	if (distenv_env_u32(envp, "SLURM_GPUS_ON_NODE", 0, &n, NULL) == 1 && n)
+		return n;
+	return 1;
+}
+
+int distenv_cmd_prepare(int argc, char **argv)
+{
+	const char *const *envp = (const char *const *)environ;
+	struct lf_prepare_request req;
+	struct lf_prepare_facts facts;
+	struct lf_prepare_result res;
+	struct distenv_step step;
+	struct distenv_error err;
+	uint32_t mem = 0;
+	int rc, i, cfg = -1;
+
+	memset(&req, 0, sizeof(req));
+	memset(&facts, 0, sizeof(facts));
+	distenv_error_clear(&err);
+	/* --lf-config FILE first, then the plan options. */
+	for (i = 1; i < argc - 1; i++)
+		if (!strcmp(argv[i], "--lf-config"))
+			cfg = i;
+	if (cfg < 0) {
+		distenv_error_set(&err, "--lf-config", "see distenv --help",
+				  "name the training YAML");
+		distenv_cmd_fail(&err);
+		return 2;
+	}
+	req.config = argv[cfg + 1];
+	for (i = cfg; i + 2 < argc; i++)
+		argv[i] = argv[i + 2];
+	argc -= 2;
+	if (distenv_step_from_env(envp, 0, &step, &err))
+		return distenv_cmd_fail(&err);
+	facts.job_id = step.job_id;
+	facts.step_id = step.step_id;
+	facts.nnodes = step.nnodes;
+	facts.node_id = step.node_id;
+	facts.gpus_per_node = task_gpus(envp);
+	if (distenv_lf_cmd_options(argc, argv, 0, &req, &facts, NULL, &err)) {
+		distenv_cmd_fail(&err);
+		return 2;
+	}
+	req.config = req.config ? req.config : "";
+	facts.force_torchrun = distenv_env_get(envp, "FORCE_TORCHRUN");
+	facts.alloc_conf = distenv_env_get(envp, "PYTORCH_CUDA_ALLOC_CONF");
+	/* SLURM_MEM_PER_NODE (MB): what --mem gave the job on each node. */
+	if (distenv_env_u32(envp, "SLURM_MEM_PER_NODE", 0, &mem, NULL) == 1)
+		facts.alloc_mem_mb = mem;
+	facts.node_ram = lf_sys_node_ram();
+	facts.tmpdir = distenv_env_get(envp, "TMPDIR");
+	facts.write = step.localid == 0 ? LF_WRITE_FILES : LF_WRITE_WAIT;
+	rc = lf_prepare(&req, &facts, &res, &err);
+	distenv_lf_print_msgs(stderr, &res.dec);
+	if (rc) {
+		lf_prepare_result_free(&res);
+		return distenv_cmd_fail(&err);
+	}
+	fputs("export DISTENV_LF_CONFIG=", stdout);
+	print_quoted(res.config_path);
+	putchar('\n');
+	if (res.alloc_conf_set) {
+		fputs("export PYTORCH_CUDA_ALLOC_CONF=", stdout);
+		print_quoted(res.alloc_conf);
+		putchar('\n');
+	}
+	lf_prepare_result_free(&res);
+	return 0;
+}

@@ -1,0 +1,215 @@
+/*
+ * cmd_topo.c: `distenv topo [--xml FILE] [--gpus LIST]`: the GPUs,
+ * network interfaces and HCAs of a node as hwloc sees them, and which
+ * HCAs and interfaces distenv would pick for a set of GPUs, with the
+ * reasons. For admins checking a new machine type (lstopo FILE.xml on
+ * the machine, then distenv topo --xml FILE.xml anywhere).
+ *
+ *   --xml FILE         a topology XML file instead of this node
+ *   --gpus LIST        GPU indices or UUIDs, as CUDA_VISIBLE_DEVICES
+ *                      takes them; default: the task's GPUs
+ *                      (CUDA_VISIBLE_DEVICES / SLURM_STEP_GPUS), else all
+ *   --nvidia-dir DIR   where the driver's per-GPU information files are
+ *                      (default /proc/driver/nvidia/gpus; tests fake it)
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "distenv_topo.h"
+#include "distenv_topo_hwloc.h"
+
+extern char **environ;
+
+static const char *place_num(int v, char *buf, size_t len)
+{
+	if (v < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%d", v);
+	return buf;
+}
+
+static void print_bridges(const struct distenv_topo_place *pl)
+{
+	unsigned i;
+
+	if (!pl->n_bridges)
+		fputs("-", stdout);
+	for (i = 0; i < pl->n_bridges; i++)
+		printf("%s%s", i ? ">" : "", pl->bridges[i]);
+}
+
+static void print_gpus(const struct distenv_topo *topo)
+{
+	size_t i;
+
+	printf("GPUs (NVIDIA PCI devices, bus-id order):\n");
+	if (!topo->n_gpus)
+		printf("  none\n");
+	for (i = 0; i < topo->n_gpus; i++) {
+		const struct distenv_topo_gpu *g = &topo->gpus[i];
+		char numa[16], pkg[16];
+
+		printf("  GPU %d  %s  NUMA %s  package %s  bridges ",
+		       g->minor >= 0 ? g->minor : (int)i, g->place.busid,
+		       place_num(g->place.numa, numa, sizeof(numa)),
+		       place_num(g->place.package, pkg, sizeof(pkg)));
+		print_bridges(&g->place);
+		if (g->uuid[0])
+			printf("  %s", g->uuid);
+		putchar('\n');
+	}
+}
+
+static const char *port_state_name(int state)
+{
+	/* Linux sysfs infiniband/<hca>/ports/N/state values. */
+	static const char *const names[] = {"NOP", "DOWN", "INIT", "ARMED",
+					    "ACTIVE", "ACTIVE_DEFER"};
+
+	return state >= 0 && state <= 5 ? names[state] : "?";
+}
+
+static void print_nics(const struct distenv_topo *topo)
+{
+	size_t i;
+	unsigned p;
+
+	printf("network devices:\n");
+	if (!topo->n_nics)
+		printf("  none\n");
+	for (i = 0; i < topo->n_nics; i++) {
+		const struct distenv_topo_nic *n = &topo->nics[i];
+		char numa[16], pkg[16];
+
+		printf("  %-12s %-6s %s  NUMA %s  package %s  bridges ",
+		       n->name, n->kind == DISTENV_TOPO_HCA ? "HCA" : "netdev",
+		       n->place.busid[0] ? n->place.busid : "virtual",
+		       place_num(n->place.numa, numa, sizeof(numa)),
+		       place_num(n->place.package, pkg, sizeof(pkg)));
+		print_bridges(&n->place);
+		for (p = 0; p < n->n_ports; p++)
+			if (n->port_state[p])
+				printf("  port %u %s", p + 1,
+				       port_state_name(n->port_state[p]));
+		if (n->peer[0])
+			printf("  (with %s)", n->peer);
+		putchar('\n');
+	}
+}
+
+static void print_plan(const struct distenv_topo *topo, const size_t *sel,
+		       size_t n_sel, const char *from)
+{
+	struct distenv_topo_plan *plan = malloc(sizeof(*plan));
+	char hca[1024];
+	size_t i;
+
+	if (!plan)
+		return;
+	printf("for GPUs");
+	for (i = 0; i < n_sel; i++)
+		printf("%s%d", i ? "," : " ",
+		       topo->gpus[sel[i]].minor >= 0 ? topo->gpus[sel[i]].minor
+						     : (int)sel[i]);
+	printf("%s (%s):\n", n_sel ? "" : " none", from);
+	distenv_topo_rank(topo, sel, n_sel, plan);
+	distenv_topo_hca_value(topo, plan, hca, sizeof(hca));
+	if (hca[0])
+		printf("  NCCL_IB_HCA=%s\n", hca);
+	else
+		printf("  NCCL_IB_HCA: not set (no HCA for these GPUs)\n");
+	for (i = 0; i < plan->n_hcas; i++)
+		printf("    %s\n", plan->hcas[i].reason);
+	if (plan->skipped[0])
+		printf("    left out: %s\n", plan->skipped);
+	printf("  interfaces, closest first (NCCL_SOCKET_IFNAME takes the "
+	       "first that reaches the master):\n");
+	if (!plan->n_netdevs)
+		printf("    none\n");
+	for (i = 0; i < plan->n_netdevs; i++)
+		printf("    %s\n", plan->netdevs[i].reason);
+	free(plan);
+}
+
+int distenv_cmd_topo(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"xml", required_argument, NULL, 'x'},
+		{"gpus", required_argument, NULL, 'g'},
+		{"nvidia-dir", required_argument, NULL, 'd'},
+		{NULL, 0, NULL, 0}};
+	const char *xml = NULL, *gpus = NULL;
+	const char *nvidia_dir = DISTENV_NVIDIA_GPUS_DIR;
+	struct distenv_topo *topo;
+	struct distenv_error err;
+	size_t sel[DISTENV_TOPO_GPUS_MAX], n_sel = 0, i;
+	const char *from;
+	char note[512] = "";
+	int c, rc = 1;
+
+	distenv_error_clear(&err);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'x':
+			xml = optarg;
+			break;
+		case 'g':
+			gpus = optarg;
+			break;
+		case 'd':
+			nvidia_dir = optarg;
+			break;
+		default:
+			distenv_error_set(&err, argv[optind - 1],
+					  "see distenv --help",
+					  "unknown option or missing value");
+			distenv_cmd_fail(&err);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		distenv_error_set(&err, argv[optind], "see distenv --help",
+				  "unexpected argument");
+		distenv_cmd_fail(&err);
+		return 2;
+	}
+	topo = malloc(sizeof(*topo));
+	if (!topo) {
+		distenv_error_set(&err, "distenv topo", NULL, "out of memory");
+		return distenv_cmd_fail(&err);
+	}
+	if (distenv_topo_load(xml, nvidia_dir, topo, &err))
+		goto out;
+	if (gpus) {
+		from = "--gpus";
+		if (distenv_topo_parse_gpus(topo, gpus, "--gpus", sel, &n_sel,
+					    note, sizeof(note), &err))
+			goto out;
+	} else if (distenv_topo_task_gpus(topo, (const char *const *)environ,
+					  sel, &n_sel, &from, note,
+					  sizeof(note), &err)) {
+		goto out;
+	} else if (!from) {
+		from = "all GPUs of the node";
+		for (i = 0; i < topo->n_gpus; i++)
+			sel[n_sel++] = i;
+	}
+	printf("topology: %s%s\n", topo->source,
+	       topo->have_driver_info ? " and the NVIDIA driver's GPU list"
+				      : "");
+	print_gpus(topo);
+	print_nics(topo);
+	if (note[0])
+		printf("note: %s\n", note);
+	print_plan(topo, sel, n_sel, from);
+	rc = 0;
+out:
+	free(topo);
+	return rc ? distenv_cmd_fail(&err) : 0;
+}

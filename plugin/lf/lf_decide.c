@@ -1,0 +1,627 @@
+/* lf_decide.c: decisions and checks for a LLaMA-Factory run. */
+#include "lf_decide.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lf_keys.h"
+
+static int parse_enum(const char *value, const char *where,
+		      const char *const *names, int *out, const char *accepted,
+		      struct distenv_error *err)
+{
+	int i;
+
+	for (i = 0; value && names[i]; i++) {
+		if (names[i][0] && !strcmp(value, names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return distenv_error_set(err, where, accepted, "'%s' is not accepted",
+				 value ? value : "");
+}
+
+int lf_parse_soen(const char *value, const char *where, int *out,
+		  struct distenv_error *err)
+{
+	static const char *const n[] = {"auto", "yes", "no", NULL};
+
+	return parse_enum(value, where, n, out, "use auto, yes or no", err);
+}
+
+int lf_parse_offload(const char *value, const char *where, int *out,
+		     struct distenv_error *err)
+{
+	static const char *const n[] = {"", "none", "cpu", "auto", NULL};
+
+	return parse_enum(value, where, n, out, "use none, cpu or auto", err);
+}
+
+int lf_parse_check(const char *value, const char *where, int *out,
+		   struct distenv_error *err)
+{
+	static const char *const n[] = {"warn", "strict", "off", NULL};
+
+	return parse_enum(value, where, n, out, "use warn, strict or off",
+			  err);
+}
+
+void lf_msgs_add(struct lf_msgs *m, enum lf_level level,
+		 const struct distenv_error *e)
+{
+	if (level == LF_ERROR)
+		m->errors++;
+	if (m->count >= LF_MSG_MAX)
+		return;
+	m->items[m->count].level = level;
+	m->items[m->count].e = *e;
+	m->count++;
+}
+
+static void msg(struct lf_decision *dec, const struct lf_inputs *in,
+		enum lf_level level, const char *where, const char *fix,
+		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void msg(struct lf_decision *dec, const struct lf_inputs *in,
+		enum lf_level level, const char *where, const char *fix,
+		const char *fmt, ...)
+{
+	struct distenv_error e;
+	va_list ap;
+
+	if (in->check == LF_CHECK_OFF)
+		return;
+	if (in->check == LF_CHECK_STRICT)
+		level = LF_ERROR;
+	distenv_error_clear(&e);
+	va_start(ap, fmt);
+	vsnprintf(e.what, sizeof(e.what), fmt, ap);
+	va_end(ap);
+	snprintf(e.where, sizeof(e.where), "%s", where ? where : "");
+	snprintf(e.fix, sizeof(e.fix), "%s", fix ? fix : "");
+	lf_msgs_add(&dec->msgs, level, &e);
+}
+
+static void change(struct lf_decision *dec, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void change(struct lf_decision *dec, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (dec->nchanges >= LF_CHANGE_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dec->changes[dec->nchanges++], sizeof(dec->changes[0]), fmt,
+		  ap);
+	va_end(ap);
+}
+
+static void where_of(struct lf_doc *doc, yaml_node_t *map, const char *key,
+		     char *buf, size_t len)
+{
+	yaml_node_t *k = NULL;
+
+	lf_map_get(doc, map, key, &k);
+	lf_node_where(doc, k, buf, len);
+}
+
+/* Unknown top-level keys: a warning naming the nearest known key. */
+#define LF_UNKNOWN_KEYS_NAMED 8
+
+static void check_keys(const struct lf_inputs *in, struct lf_decision *dec)
+{
+	struct lf_doc *doc = in->yaml;
+	yaml_node_t *root = lf_doc_root(doc);
+	yaml_node_pair_t *p;
+	char where[LF_DOC_NAME_MAX + 32], fix[DISTENV_ERROR_TEXT];
+	size_t unknown = 0;
+
+	for (p = root->data.mapping.pairs.start;
+	     p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&doc->ydoc, p->key);
+		const char *key = lf_scalar(k), *near;
+
+		if (!key || lf_key_known(key))
+			continue;
+		/* Bounded work for any input: the first few by name, then
+		 * a count. */
+		if (++unknown > LF_UNKNOWN_KEYS_NAMED)
+			continue;
+		near = lf_key_nearest(key);
+		lf_node_where(doc, k, where, sizeof(where));
+		if (near)
+			snprintf(fix, sizeof(fix), "did you mean '%s'?", near);
+		else
+			snprintf(fix, sizeof(fix), "check the key against "
+				 "LLaMA-Factory's hparams/ for your version");
+		msg(dec, in, LF_WARN, where, fix,
+		    "unknown LLaMA-Factory key '%s' (HfArgumentParser stops "
+		    "with \"Some keys are not used\")", key);
+	}
+	if (unknown > LF_UNKNOWN_KEYS_NAMED)
+		msg(dec, in, LF_WARN, doc->name, "check the keys against "
+		    "LLaMA-Factory's hparams/ for your version",
+		    "%zu more unknown LLaMA-Factory keys",
+		    unknown - LF_UNKNOWN_KEYS_NAMED);
+}
+
+struct user_keys {
+	const char *stage, *finetuning_type, *output_dir, *deepspeed;
+	const char *resume, *model_path;
+	int soen, soen_found, overwrite, overwrite_found, do_train,
+	    do_train_found;
+	long long cutoff_len, lora_rank;
+	int cutoff_found, lora_rank_found;
+};
+
+static int read_user_keys(struct lf_doc *doc, struct user_keys *u,
+			  struct distenv_error *err)
+{
+	yaml_node_t *root = lf_doc_root(doc), *v;
+	int found;
+
+	memset(u, 0, sizeof(*u));
+	if (lf_get_str(doc, root, "stage", &u->stage, &found, err) ||
+	    lf_get_str(doc, root, "finetuning_type", &u->finetuning_type,
+		       &found, err) ||
+	    lf_get_str(doc, root, "output_dir", &u->output_dir, &found, err) ||
+	    lf_get_str(doc, root, "deepspeed", &u->deepspeed, &found, err) ||
+	    lf_get_str(doc, root, "model_name_or_path", &u->model_path, &found,
+		       err) ||
+	    lf_get_bool(doc, root, "save_on_each_node", &u->soen,
+			&u->soen_found, err) ||
+	    lf_get_bool(doc, root, "overwrite_output_dir", &u->overwrite,
+			&u->overwrite_found, err) ||
+	    lf_get_bool(doc, root, "do_train", &u->do_train,
+			&u->do_train_found, err) ||
+	    lf_get_int(doc, root, "cutoff_len", &u->cutoff_len,
+		       &u->cutoff_found, err) ||
+	    lf_get_int(doc, root, "lora_rank", &u->lora_rank,
+		       &u->lora_rank_found, err))
+		return -1;
+	/* resume_from_checkpoint: a path (transformers also takes true,
+	 * "the last checkpoint in output_dir"). */
+	v = lf_map_get(doc, root, "resume_from_checkpoint", NULL);
+	if (v && !lf_is_null(v)) {
+		int b;
+
+		if (!lf_scalar(v))
+			return lf_get_str(doc, root, "resume_from_checkpoint",
+					  &u->resume, &found, err);
+		if (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+		    !lf_parse_bool(lf_scalar(v), &b))
+			u->resume = b ? "true" : NULL;
+		else
+			u->resume = lf_scalar(v);
+	}
+	return 0;
+}
+
+/* The DeepSpeed facts distenv uses; type errors are errors. */
+struct ds_facts {
+	long long stage;
+	int stage_found, gather16, param_cpu, optim_cpu, param_found,
+	    optim_found;
+};
+
+static int offload_device(struct lf_doc *ds, yaml_node_t *zero,
+			  const char *key, int *cpu, int *found,
+			  struct distenv_error *err)
+{
+	yaml_node_t *o = lf_map_get(ds, zero, key, NULL);
+	const char *dev = NULL;
+	int f = 0;
+	char where[LF_DOC_NAME_MAX + 32];
+
+	*cpu = 0;
+	*found = o && !lf_is_null(o);
+	if (!*found)
+		return 0;
+	if (o->type != YAML_MAPPING_NODE) {
+		lf_node_where(ds, o, where, sizeof(where));
+		return distenv_error_set(err, where, "write it as {\"device\": "
+					 "\"cpu\", \"pin_memory\": true}",
+					 "zero_optimization.%s is not a "
+					 "mapping", key);
+	}
+	if (lf_get_str(ds, o, "device", &dev, &f, err))
+		return -1;
+	*cpu = f && !strcmp(dev, "cpu");
+	return 0;
+}
+
+static int read_ds(struct lf_doc *ds, struct ds_facts *f,
+		   struct distenv_error *err)
+{
+	yaml_node_t *zero = lf_map_get(ds, lf_doc_root(ds),
+				       "zero_optimization", NULL);
+	int found = 0;
+	char where[LF_DOC_NAME_MAX + 32];
+
+	memset(f, 0, sizeof(*f));
+	if (!zero || lf_is_null(zero))
+		return 0;
+	if (zero->type != YAML_MAPPING_NODE) {
+		lf_node_where(ds, zero, where, sizeof(where));
+		return distenv_error_set(err, where, NULL,
+					 "zero_optimization is not a mapping");
+	}
+	if (lf_get_int(ds, zero, "stage", &f->stage, &f->stage_found, err))
+		return -1;
+	{
+		yaml_node_t *g = lf_map_get(
+			ds, zero, "stage3_gather_16bit_weights_on_model_save",
+			NULL);
+		/* Transformers fills "auto" values; this one it leaves to
+		 * DeepSpeed, whose default is false. */
+		if (!(g && lf_scalar(g) && !strcmp(lf_scalar(g), "auto")) &&
+		    lf_get_bool(ds, zero,
+				"stage3_gather_16bit_weights_on_model_save",
+				&f->gather16, &found, err))
+			return -1;
+	}
+	if (offload_device(ds, zero, "offload_param", &f->param_cpu,
+			   &f->param_found, err) ||
+	    offload_device(ds, zero, "offload_optimizer", &f->optim_cpu,
+			   &f->optim_found, err))
+		return -1;
+	return 0;
+}
+
+static int truthy(const char *v)
+{
+	/* LLaMA-Factory cli.py/launcher.py: FORCE_TORCHRUN in true, y, 1
+	 * (lower-cased; v0.9.2+; before: true, 1). */
+	return v && (!strcasecmp(v, "true") || !strcasecmp(v, "y") ||
+		     !strcmp(v, "1"));
+}
+
+static void merge_alloc_conf(const struct lf_inputs *in,
+			     struct lf_decision *dec)
+{
+	const char *u = in->alloc_conf;
+
+	/* PyTorch's CUDA caching allocator reads a comma list of key:value
+	 * (docs "CUDA semantics", Memory management); a key the user gave
+	 * is theirs. */
+	if (u && strstr(u, "expandable_segments"))
+		return;
+	if (u && u[0])
+		snprintf(dec->alloc_conf, sizeof(dec->alloc_conf),
+			 "%s,expandable_segments:True", u);
+	else
+		snprintf(dec->alloc_conf, sizeof(dec->alloc_conf),
+			 "expandable_segments:True");
+	dec->alloc_conf_set = 1;
+}
+
+static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
+			struct lf_decision *dec, const char *soen_where)
+{
+	int want = -1;
+	const char *why = NULL;
+
+	dec->soen = u->soen_found ? u->soen : 0;
+	if (in->soen == LF_SOEN_YES) {
+		want = 1;
+		why = "--distenv-save-on-each-node=yes";
+	} else if (in->soen == LF_SOEN_NO) {
+		want = 0;
+		why = "--distenv-save-on-each-node=no";
+	} else if (!u->soen_found && in->nnodes > 1) {
+		if (in->out_storage == LF_STORAGE_LOCAL) {
+			want = 1;
+			why = "output_dir is on node-local storage; each node "
+			      "must save trainer_state.json and `latest` to "
+			      "resume (case C5)";
+		} else if (in->out_storage == LF_STORAGE_SHARED) {
+			want = 0;
+			why = "output_dir is on shared storage; one saving "
+			      "node avoids overwrites and rotation races "
+			      "(case C6)";
+		} else {
+			msg(dec, in, LF_WARN, "output_dir",
+			    "set --distenv-save-on-each-node=yes (node-local "
+			    "disks) or =no (shared), or ask the admin to list "
+			    "the mount in the storage policy",
+			    "cannot tell whether output_dir (%s) is node-local "
+			    "or shared storage; save_on_each_node left as "
+			    "LLaMA-Factory's default (false)",
+			    in->out_fs ? in->out_fs : "unknown");
+		}
+	}
+	if (want >= 0 && (!u->soen_found || want != u->soen)) {
+		dec->soen = want;
+		dec->soen_set = 1;
+		change(dec, "save_on_each_node: %s (%s)",
+		       want ? "true" : "false", why);
+	}
+	if (in->nnodes < 2)
+		return;
+	if (dec->soen && in->out_storage == LF_STORAGE_SHARED)
+		msg(dec, in, LF_WARN, soen_where,
+		    "set save_on_each_node: false (or "
+		    "--distenv-save-on-each-node=auto) on shared storage",
+		    "save_on_each_node: true with output_dir on shared "
+		    "storage (%s): every node writes and rotates the same "
+		    "checkpoint files (transformers #20988; case C6)",
+		    in->out_fs ? in->out_fs : "shared");
+	if (!dec->soen && in->out_storage == LF_STORAGE_LOCAL)
+		msg(dec, in, LF_WARN, soen_where,
+		    "set save_on_each_node: true (or "
+		    "--distenv-save-on-each-node=auto), or put output_dir "
+		    "on shared storage",
+		    "save_on_each_node: false with output_dir on node-local "
+		    "storage (%s): nodes other than 0 will lack "
+		    "trainer_state.json and `latest`, and a resume fails "
+		    "there (case C5)", in->out_fs ? in->out_fs : "local");
+}
+
+static void plan_memory(const struct lf_inputs *in, const struct user_keys *u,
+			struct lf_decision *dec, int optim_cpu, int param_cpu)
+{
+	struct lf_mem_input *m = &dec->mem_in;
+	int lora = u->finetuning_type && !strcmp(u->finetuning_type, "lora");
+	int pref = u->stage && (!strcmp(u->stage, "dpo") ||
+				!strcmp(u->stage, "kto"));
+
+	memset(m, 0, sizeof(*m));
+	if (in->model_params) {
+		m->params = (double)in->model_params;
+	} else if (in->model) {
+		m->params = (double)lf_model_params(in->model);
+		m->largest_layer = (double)lf_model_largest_layer(in->model);
+	} else {
+		return;
+	}
+	m->trainable = m->params;
+	if (lora) {
+		uint64_t r = u->lora_rank_found && u->lora_rank > 0 ?
+				     (uint64_t)u->lora_rank : 8;
+
+		/* LLaMA-Factory's default lora_rank is 8 (finetuning_args). */
+		m->trainable = in->model ?
+				       (double)lf_model_lora_params(in->model, r) :
+				       m->params * 0.005;
+	}
+	m->nnodes = in->nnodes ? in->nnodes : 1;
+	m->gpus_per_node = in->gpus_per_node ? in->gpus_per_node : 1;
+	m->offload_optimizer = optim_cpu;
+	m->offload_param = param_cpu;
+	/* Full DPO/KTO keeps a reference model; LoRA switches the adapters
+	 * off instead (LLaMA-Factory train/dpo/workflow.py). */
+	m->reference_model = pref && !lora;
+	m->gather_on_save = dec->gather16;
+	m->gpu_mem = in->gpu_mem;
+	m->host_mem = in->host_mem;
+	lf_mem_plan(m, &dec->mem);
+	dec->have_plan = 1;
+}
+
+static void check_memory(const struct lf_inputs *in, struct lf_decision *dec)
+{
+	const struct lf_mem_plan *p = &dec->mem;
+
+	if (!dec->have_plan)
+		return;
+	if (p->gpu_short)
+		msg(dec, in, LF_WARN, "memory plan",
+		    "use --distenv-offload=cpu, more nodes, or LoRA",
+		    "model states need %.1f GiB per GPU, more than the %.1f "
+		    "GiB the GPU has (before activations)",
+		    lf_gib(p->gpu_total), lf_gib(in->gpu_mem));
+	/* The gather happens on global rank 0's node only; the other nodes
+	 * hold the steady share. */
+	if (in->node_id != 0 && in->host_mem > 0 &&
+	    p->host_steady > in->host_mem) {
+		char node[32];
+
+		snprintf(node, sizeof(node), "node %u", in->node_id);
+		msg(dec, in, LF_WARN, node,
+		    "ask for more memory (--mem) or turn offload off "
+		    "(--distenv-offload=none)",
+		    "host memory: %.1f GiB needed while training, the job "
+		    "has %.1f GiB on the node", lf_gib(p->host_steady),
+		    lf_gib(in->host_mem));
+	}
+	if (in->node_id == 0 && p->host_short)
+		msg(dec, in, LF_WARN, "node 0",
+		    dec->gather16 ?
+			    "ask for more memory (--mem), turn offload off "
+			    "(--distenv-offload=none), or set "
+			    "stage3_gather_16bit_weights_on_model_save: false "
+			    "and convert the shards afterwards with "
+			    "DeepSpeed's zero_to_fp32.py" :
+			    "ask for more memory (--mem) or turn offload off "
+			    "(--distenv-offload=none)",
+		    "host memory at checkpoint time: %.1f GiB needed (%.1f "
+		    "steady + %.1f for the 16-bit gather), the job has %.1f "
+		    "GiB on the node; the save will be killed by the OOM "
+		    "killer (exit -9, case C7)",
+		    lf_gib(p->host_node0_save), lf_gib(p->host_steady),
+		    lf_gib(p->host_gather), lf_gib(in->host_mem));
+}
+
+static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
+			 struct lf_decision *dec)
+{
+	const struct lf_listing *ls = NULL;
+	struct lf_resume_input ri;
+	struct distenv_error e;
+	char last[256];
+	int have_ckpt = in->out_ls &&
+			lf_last_checkpoint(in->out_ls, last, sizeof(last));
+
+	if (u->resume && strcmp(u->resume, "true")) {
+		const char *base = strrchr(u->resume, '/');
+
+		/* the listing of its parent holds it under its base name */
+		base = base && base[1] ? base + 1 : u->resume;
+		snprintf(dec->resume_ckpt, sizeof(dec->resume_ckpt), "%s",
+			 base);
+		ls = in->ckpt_ls;
+		if (u->overwrite_found && u->overwrite)
+			msg(dec, in, LF_WARN, "overwrite_output_dir",
+			    "remove overwrite_output_dir: true when resuming",
+			    "overwrite_output_dir: true together with "
+			    "resume_from_checkpoint: %s", u->resume);
+	} else if (have_ckpt && (u->resume ||
+				 (!(u->overwrite_found && u->overwrite) &&
+				  u->do_train_found && u->do_train))) {
+		/* LLaMA-Factory hparams/parser.py: no resume_from_checkpoint,
+		 * do_train, output_dir exists, overwrite_output_dir false:
+		 * resume from get_last_checkpoint(output_dir). */
+		snprintf(dec->resume_ckpt, sizeof(dec->resume_ckpt), "%s", last);
+		ls = in->out_ls;
+	} else if (have_ckpt && u->overwrite_found && u->overwrite) {
+		msg(dec, in, LF_WARN, "overwrite_output_dir",
+		    "set resume_from_checkpoint to resume, or "
+		    "overwrite_output_dir: false for auto-resume, or use a new "
+		    "output_dir",
+		    "output_dir holds %s but overwrite_output_dir: true "
+		    "starts from scratch and overwrites it", last);
+	}
+	if (!dec->resume_ckpt[0])
+		return;
+	dec->resume = 1;
+	if (!ls)
+		return;
+	memset(&ri, 0, sizeof(ri));
+	ri.checkpoint = dec->resume_ckpt;
+	ri.latest_tag = in->latest_tag;
+	ri.node_id = in->node_id;
+	ri.gpus_per_node = in->gpus_per_node ? in->gpus_per_node : 1;
+	ri.world_size = (in->nnodes ? in->nnodes : 1) * ri.gpus_per_node;
+	ri.zero_stage = dec->zero_stage;
+	distenv_error_clear(&e);
+	if (lf_resume_check(ls, &ri, NULL, &e))
+		msg(dec, in, LF_ERROR, e.where, e.fix, "%s", e.what);
+}
+
+int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
+	      struct distenv_error *err)
+{
+	struct lf_doc *y = in->yaml;
+	yaml_node_t *root = lf_doc_root(y);
+	struct user_keys u;
+	struct ds_facts f;
+	char where[LF_DOC_NAME_MAX + 32];
+	int optim_cpu, param_cpu;
+
+	memset(dec, 0, sizeof(*dec));
+	if (!root)
+		return distenv_error_set(err, y->name, NULL,
+					 "training YAML not loaded");
+	if (read_user_keys(y, &u, err))
+		return -1;
+	memset(&f, 0, sizeof(f));
+	if (in->ds && read_ds(in->ds, &f, err))
+		return -1;
+	snprintf(dec->output_dir, sizeof(dec->output_dir), "%s",
+		 u.output_dir ? u.output_dir : "");
+	snprintf(dec->deepspeed, sizeof(dec->deepspeed), "%s",
+		 u.deepspeed ? u.deepspeed : "");
+	dec->zero_stage = in->ds ? (f.stage_found ? (int)f.stage : 0) : 0;
+	dec->gather16 = dec->zero_stage == 3 && f.gather16;
+	check_keys(in, dec);
+
+	where_of(y, root, "save_on_each_node", where, sizeof(where));
+	decide_soen(in, &u, dec, u.soen_found ? where : "save_on_each_node");
+
+	if (u.deepspeed && in->ds_unreadable) {
+		where_of(y, root, "deepspeed", where, sizeof(where));
+		msg(dec, in, LF_ERROR, where,
+		    "fix the path (it is relative to the directory the job "
+		    "starts in)", "deepspeed: %s cannot be read: %s",
+		    u.deepspeed, in->ds_problem ? in->ds_problem : "missing");
+	}
+
+	/* Offload profile. */
+	optim_cpu = f.optim_cpu;
+	param_cpu = f.param_cpu;
+	if (in->offload == LF_OFFLOAD_AUTO && in->ds && dec->zero_stage == 3 &&
+	    in->gpu_mem > 0) {
+		plan_memory(in, &u, dec, 0, 0);
+		if (dec->have_plan && dec->mem.gpu_short) {
+			dec->ds_offload_write = 1;
+			change(dec, "DeepSpeed offload_param and "
+			       "offload_optimizer on cpu (--distenv-offload="
+			       "auto: %.1f GiB per GPU needed without "
+			       "offload, %.1f GiB available)",
+			       lf_gib(dec->mem.gpu_total), lf_gib(in->gpu_mem));
+		}
+	} else if (in->offload == LF_OFFLOAD_CPU) {
+		if (!in->ds) {
+			msg(dec, in, LF_ERROR, "--distenv-offload=cpu",
+			    "name a ZeRO-3 DeepSpeed config in deepspeed: "
+			    "(LLaMA-Factory's examples/deepspeed/ds_z3_config.json)",
+			    "offload needs a DeepSpeed config, and the YAML "
+			    "has none");
+		} else if (dec->zero_stage != 3) {
+			msg(dec, in, LF_ERROR, "--distenv-offload=cpu",
+			    "use a ZeRO-3 config (stage: 3)",
+			    "parameter offload needs ZeRO stage 3, the config "
+			    "has stage %d", dec->zero_stage);
+		} else if (!(f.optim_cpu && f.param_cpu)) {
+			dec->ds_offload_write = 1;
+			change(dec, "DeepSpeed offload_param and "
+			       "offload_optimizer on cpu, pinned "
+			       "(--distenv-offload=cpu)");
+		}
+	} else if (in->offload == LF_OFFLOAD_NONE && in->ds &&
+		   (f.optim_found || f.param_found)) {
+		dec->ds_offload_write = -1;
+		change(dec, "DeepSpeed offload_param and offload_optimizer "
+		       "removed (--distenv-offload=none)");
+	}
+	if (dec->ds_offload_write > 0)
+		optim_cpu = param_cpu = 1;
+	else if (dec->ds_offload_write < 0)
+		optim_cpu = param_cpu = 0;
+	dec->ds_changed = dec->ds_offload_write != 0;
+	dec->offload_cpu = optim_cpu && param_cpu;
+	if (optim_cpu || param_cpu) {
+		merge_alloc_conf(in, dec);
+		if (dec->alloc_conf_set)
+			change(dec, "PYTORCH_CUDA_ALLOC_CONF=%s (offload: "
+			       "expandable segments cut fragmentation)",
+			       dec->alloc_conf);
+	}
+
+	/* Settings that fight. */
+	if (in->ds && f.param_found && f.param_cpu && dec->zero_stage != 3 &&
+	    dec->ds_offload_write >= 0)
+		msg(dec, in, LF_ERROR, in->ds->name,
+		    "use stage 3 or remove offload_param",
+		    "offload_param is only valid with ZeRO stage 3, the config "
+		    "has stage %d", dec->zero_stage);
+	if (u.deepspeed && in->nnodes > 1 && in->force_torchrun &&
+	    !truthy(in->force_torchrun))
+		msg(dec, in, LF_WARN, "FORCE_TORCHRUN",
+		    "unset FORCE_TORCHRUN (distenv sets it to 1) or set it to "
+		    "1", "FORCE_TORCHRUN=%s with DeepSpeed on %u nodes: "
+		    "llamafactory-cli will not start torchrun and the run "
+		    "stops (../shared/CONTRACTS.md 1)",
+		    in->force_torchrun, in->nnodes);
+	if (u.cutoff_found && in->model && in->model->max_position_embeddings &&
+	    (unsigned long long)u.cutoff_len >
+		    in->model->max_position_embeddings) {
+		where_of(y, root, "cutoff_len", where, sizeof(where));
+		msg(dec, in, LF_WARN, where,
+		    "lower cutoff_len, or extend the context with "
+		    "rope_scaling",
+		    "cutoff_len %lld is larger than the model's "
+		    "max_position_embeddings %llu", u.cutoff_len,
+		    (unsigned long long)in->model->max_position_embeddings);
+	}
+
+	check_resume(in, &u, dec);
+	plan_memory(in, &u, dec, optim_cpu, param_cpu);
+	if (dec->zero_stage == 3)
+		check_memory(in, dec);
+	return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * lf_decide.h: the decisions distenv makes for a LLaMA-Factory run and
+ * the checks that stop runs that would fail hours later (cases C5, C6,
+ * C7; ../shared/CONTRACTS.md 1, 2). Pure: parsed files, a directory
+ * listing and plain facts in; decisions, a memory plan and messages out.
+ */
+#ifndef DISTENV_LF_DECIDE_H
+#define DISTENV_LF_DECIDE_H
+
+#include <stdint.h>
+
+#include "distenv_error.h"
+#include "lf_doc.h"
+#include "lf_fstype.h"
+#include "lf_memplan.h"
+#include "lf_model.h"
+#include "lf_resume.h"
+
+/* --distenv-save-on-each-node */
+enum lf_soen { LF_SOEN_AUTO = 0, LF_SOEN_YES, LF_SOEN_NO };
+/* --distenv-offload; UNSET: as the DeepSpeed config says */
+enum lf_offload { LF_OFFLOAD_UNSET = 0, LF_OFFLOAD_NONE, LF_OFFLOAD_CPU,
+		  LF_OFFLOAD_AUTO };
+/* --distenv-check */
+enum lf_check { LF_CHECK_WARN = 0, LF_CHECK_STRICT, LF_CHECK_OFF };
+
+/* Parsers for the option values (where: the option, for the error). */
+int lf_parse_soen(const char *value, const char *where, int *out,
+		  struct distenv_error *err);
+int lf_parse_offload(const char *value, const char *where, int *out,
+		     struct distenv_error *err);
+int lf_parse_check(const char *value, const char *where, int *out,
+		   struct distenv_error *err);
+
+enum lf_level { LF_WARN = 0, LF_ERROR };
+
+#define LF_MSG_MAX 32
+
+struct lf_msgs {
+	struct {
+		enum lf_level level;
+		struct distenv_error e;
+	} items[LF_MSG_MAX];
+	size_t count;
+	size_t errors; /* items with LF_ERROR */
+};
+
+struct lf_inputs {
+	struct lf_doc *yaml;          /* the training YAML, loaded */
+	struct lf_doc *ds;            /* its DeepSpeed config, or NULL */
+	int ds_unreadable;            /* deepspeed: set, file not readable */
+	const char *ds_problem;       /* why (strerror), for the message */
+	const struct lf_model_config *model; /* config.json, or NULL */
+	uint64_t model_params;        /* --distenv-model-params, 0 none */
+	int soen;                     /* enum lf_soen */
+	int offload;                  /* enum lf_offload */
+	int check;                    /* enum lf_check */
+	uint32_t nnodes, node_id, gpus_per_node;
+	const char *force_torchrun;   /* the task's FORCE_TORCHRUN, or NULL */
+	const char *alloc_conf;       /* the task's PYTORCH_CUDA_ALLOC_CONF */
+	enum lf_storage out_storage;  /* of output_dir (or its parent) */
+	const char *out_fs;           /* its file system name, for messages */
+	double gpu_mem;               /* bytes per GPU, 0 unknown */
+	double host_mem;              /* bytes per node, 0 unknown */
+	const struct lf_listing *out_ls;  /* output_dir, relative; or NULL */
+	const struct lf_listing *ckpt_ls; /* explicit resume: listing of its
+					   * parent directory; or NULL */
+	const char *latest_tag;       /* the checkpoint's `latest`, or NULL */
+};
+
+#define LF_CHANGE_MAX 8
+
+struct lf_decision {
+	int soen;                 /* resolved save_on_each_node */
+	int soen_set;             /* write it into the resolved YAML */
+	int offload_cpu;          /* resolved: both offloads on cpu */
+	int ds_changed;           /* the resolved DeepSpeed JSON differs */
+	int ds_offload_write;     /* 1 add cpu offload, -1 remove, 0 keep */
+	int zero_stage;           /* 0 = no DeepSpeed */
+	int gather16;
+	char alloc_conf[512];     /* PYTORCH_CUDA_ALLOC_CONF to export */
+	int alloc_conf_set;
+	char output_dir[1024];    /* from the YAML, "" when absent */
+	char deepspeed[1024];     /* from the YAML, "" when absent */
+	int resume;               /* a resume will happen */
+	char resume_ckpt[512];    /* the checkpoint (relative to listing) */
+	int have_plan;
+	struct lf_mem_input mem_in;
+	struct lf_mem_plan mem;
+	char changes[LF_CHANGE_MAX][256]; /* header lines: what and why */
+	size_t nchanges;
+	struct lf_msgs msgs;
+};
+
+/*
+ * Decide. Returns -1 only for errors in the user's files that make any
+ * decision meaningless (wrong types for the keys distenv uses); every
+ * other finding is a message in dec->msgs (under check=strict warnings
+ * count as errors; check=off keeps only the decisions, no checks).
+ */
+int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
+	      struct distenv_error *err);
+
+/* Add a message (dropped past LF_MSG_MAX, counted). */
+void lf_msgs_add(struct lf_msgs *m, enum lf_level level,
+		 const struct distenv_error *e);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * lf_prepare.h: the one entry point of the LLaMA-Factory preparation,
+ * called by the SPANK glue (task_init, as the user), by `distenv
+ * prepare` inside a step and by `distenv plan` (no files written).
+ *
+ * It reads the user's training YAML, the DeepSpeed JSON it names and
+ * the model's config.json (each opened with O_NOFOLLOW, regular files
+ * only, never modified), classifies output_dir's storage, lists the
+ * checkpoint to resume from, decides (lf_decide.h), writes the resolved
+ * copies and returns what to export.
+ *
+ * Where the resolved copies go: $TMPDIR (else /tmp) /
+ * distenv-<uid>-<job>.<step>-<node index>/lf_config.yaml and
+ * ds_config.json: a directory private to the user (0700), one per step
+ * on each node (the node index keeps nodes apart even when TMPDIR is
+ * shared), and at a path
+ * every task of the node computes the same way. Only the writer (local
+ * task 0) creates it; the node's other tasks wait for the file.
+ */
+#ifndef DISTENV_LF_PREPARE_H
+#define DISTENV_LF_PREPARE_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "distenv_error.h"
+#include "lf_decide.h"
+
+struct lf_prepare_request {
+	const char *config;         /* --distenv-lf-config */
+	int soen;                   /* enum lf_soen */
+	int offload;                /* enum lf_offload */
+	int check;                  /* enum lf_check */
+	uint64_t model_params;      /* --distenv-model-params, 0 none */
+	uint64_t gpu_mem;           /* --distenv-gpu-mem, bytes, 0 unknown */
+	uint64_t host_mem;          /* bytes per node; 0: from the facts */
+	const char *storage_policy; /* site: "shared:/gpfs,local:/scratch" */
+};
+
+enum lf_prepare_write {
+	LF_WRITE_NONE = 0, /* distenv plan: compute, write nothing */
+	LF_WRITE_FILES,    /* the node's writer (local task 0) */
+	LF_WRITE_WAIT,     /* another task of the node: wait for the file */
+};
+
+struct lf_prepare_facts {
+	uint32_t job_id, step_id;
+	uint32_t nnodes, node_id, gpus_per_node;
+	const char *force_torchrun; /* the task's FORCE_TORCHRUN, or NULL */
+	const char *alloc_conf;     /* its PYTORCH_CUDA_ALLOC_CONF, or NULL */
+	uint64_t alloc_mem_mb;      /* S_STEP_ALLOC_MEM / S_JOB_ALLOC_MEM
+				     * (MB on this node), 0 unknown */
+	uint64_t node_ram;          /* bytes, 0 unknown */
+	const char *tmpdir;         /* $TMPDIR, NULL: /tmp */
+	int write;                  /* enum lf_prepare_write */
+};
+
+struct lf_prepare_result {
+	char dir[PATH_MAX];
+	char config_path[PATH_MAX]; /* DISTENV_LF_CONFIG */
+	char ds_path[PATH_MAX];     /* "" when the DeepSpeed config is kept */
+	char alloc_conf[512];       /* PYTORCH_CUDA_ALLOC_CONF to export */
+	int alloc_conf_set;
+	char *yaml_text;            /* the resolved YAML (malloc'd) */
+	char *ds_text;              /* the resolved JSON, or NULL */
+	struct lf_decision dec;     /* decisions, memory plan, messages */
+};
+
+/*
+ * Prepare. Returns 0 when the run may start (warnings may be in
+ * res->dec.msgs), -1 with err set when it must not: unreadable or
+ * malformed files, wrong types, a failed write, or a check that found
+ * an error (under check=strict every warning is one; err then holds the
+ * first, res->dec.msgs all of them). Free with lf_prepare_result_free.
+ */
+int lf_prepare(const struct lf_prepare_request *req,
+	       const struct lf_prepare_facts *facts,
+	       struct lf_prepare_result *res, struct distenv_error *err);
+
+void lf_prepare_result_free(struct lf_prepare_result *res);
+
+#endif

@@ -1,0 +1,166 @@
+/* lf_resume.c: the resume preflight over a listing (rules in the .h). */
+#include "lf_resume.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int has(const struct lf_listing *ls, const char *path)
+{
+	size_t i, n = strlen(path);
+
+	for (i = 0; i < ls->count; i++) {
+		const char *p = ls->paths[i];
+
+		if (!strcmp(p, path))
+			return 1;
+		/* a directory listed as "dir/" */
+		if (!strncmp(p, path, n) && p[n] == '/' && p[n + 1] == '\0')
+			return 1;
+	}
+	return 0;
+}
+
+int lf_last_checkpoint(const struct lf_listing *ls, char *name, size_t len)
+{
+	unsigned long long best = 0;
+	int found = 0;
+	size_t i;
+
+	for (i = 0; i < ls->count; i++) {
+		const char *p = ls->paths[i], *d;
+		char *end;
+		unsigned long long n;
+
+		if (strncmp(p, "checkpoint-", 11))
+			continue;
+		d = p + 11;
+		if (*d < '0' || *d > '9')
+			continue;
+		n = strtoull(d, &end, 10);
+		/* a directory at the top: "checkpoint-N/" exactly */
+		if (strcmp(end, "/"))
+			continue;
+		if (!found || n > best) {
+			best = n;
+			found = 1;
+		}
+	}
+	if (found)
+		snprintf(name, len, "checkpoint-%llu", best);
+	return found;
+}
+
+static void note(struct lf_resume_result *r, const char *path, int required)
+{
+	if (required)
+		r->missing_required++;
+	else
+		r->missing_rng++;
+	if (r->listed < LF_RESUME_MISSING_MAX)
+		snprintf(r->missing[r->listed++], sizeof(r->missing[0]), "%s",
+			 path);
+}
+
+static void need(const struct lf_listing *ls, struct lf_resume_result *r,
+		 int required, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void need(const struct lf_listing *ls, struct lf_resume_result *r,
+		 int required, const char *fmt, ...)
+{
+	char path[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (!has(ls, path))
+		note(r, path, required);
+}
+
+/* Any of the optimizer-state names DeepSpeed writes for rank r. */
+static int has_optim(const struct lf_listing *ls, const char *dir,
+		     uint32_t r)
+{
+	static const char *const prefix[] = {"bf16_", "fp16_", ""};
+	char path[512];
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path),
+			 "%s/%szero_pp_rank_%u_mp_rank_00_optim_states.pt", dir,
+			 prefix[i], r);
+		if (has(ls, path))
+			return 1;
+	}
+	return 0;
+}
+
+int lf_resume_check(const struct lf_listing *ls,
+		    const struct lf_resume_input *in,
+		    struct lf_resume_result *res, struct distenv_error *err)
+{
+	struct lf_resume_result local;
+	struct lf_resume_result *r = res ? res : &local;
+	const char *ck = in->checkpoint;
+	char tagdir[384], tag[128], where[64], list[DISTENV_ERROR_TEXT];
+	uint32_t first = in->node_id * in->gpus_per_node, rank;
+	size_t i, used = 0;
+
+	memset(r, 0, sizeof(*r));
+	need(ls, r, 1, "%s/trainer_state.json", ck);
+	if (in->zero_stage > 0) {
+		need(ls, r, 1, "%s/latest", ck);
+		if (in->latest_tag && in->latest_tag[0])
+			snprintf(tag, sizeof(tag), "%.*s",
+				 (int)strcspn(in->latest_tag, " \t\r\n"),
+				 in->latest_tag);
+		else
+			snprintf(tag, sizeof(tag), "global_step%s",
+				 strchr(ck, '-') ? strchr(ck, '-') + 1 : "");
+		snprintf(tagdir, sizeof(tagdir), "%s/%s", ck, tag);
+		if (in->zero_stage < 3)
+			need(ls, r, 1, "%s/mp_rank_00_model_states.pt", tagdir);
+		for (rank = first; rank < first + in->gpus_per_node &&
+				   rank < in->world_size; rank++) {
+			if (in->zero_stage == 3)
+				need(ls, r, 1,
+				     "%s/zero_pp_rank_%u_mp_rank_00_model_states.pt",
+				     tagdir, rank);
+			if (!has_optim(ls, tagdir, rank)) {
+				char path[512];
+
+				snprintf(path, sizeof(path),
+					 "%s/bf16_zero_pp_rank_%u_mp_rank_00_optim_states.pt",
+					 tagdir, rank);
+				note(r, path, 1);
+			}
+		}
+	}
+	for (rank = first; rank < first + in->gpus_per_node &&
+			   rank < in->world_size; rank++) {
+		if (in->world_size > 1)
+			need(ls, r, 0, "%s/rng_state_%u.pth", ck, rank);
+		else
+			need(ls, r, 0, "%s/rng_state.pth", ck);
+	}
+	if (!r->missing_required)
+		return 0;
+	list[0] = '\0';
+	for (i = 0; i < r->listed && used < sizeof(list) - 160 && i < 4; i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used,
+					 "%s%s", i ? ", " : "", r->missing[i]);
+	snprintf(where, sizeof(where), "node %u", in->node_id);
+	return distenv_error_set(err, where,
+				 "save with save_on_each_node: true on "
+				 "node-local disks (distenv decides it with "
+				 "--distenv-save-on-each-node=auto), put "
+				 "output_dir on shared storage, or copy the "
+				 "files to this node",
+				 "cannot resume from %s: %zu file(s) this "
+				 "node's ranks need are missing: %s%s",
+				 ck, r->missing_required + r->missing_rng, list,
+				 r->listed > 4 ? ", ..." : "");
+}

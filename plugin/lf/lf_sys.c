@@ -1,0 +1,290 @@
+/* lf_sys.c: file, statfs and directory adapters (contracts in lf_sys.h). */
+#include "lf_sys.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+int lf_sys_read_file(const char *path, size_t max, char **buf, size_t *len,
+		     int *errnum, struct distenv_error *err)
+{
+	struct stat st;
+	char *data = NULL;
+	size_t got = 0;
+	int fd, e;
+
+	if (errnum)
+		*errnum = 0;
+	*buf = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		if (errnum)
+			*errnum = EINVAL;
+		return distenv_error_set(err, path, "name a regular file",
+					 "not a regular file");
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		if (errnum)
+			*errnum = EFBIG;
+		return distenv_error_set(err, path, NULL,
+					 "file is larger than %zu bytes", max);
+	}
+	data = malloc((size_t)st.st_size + 1);
+	if (!data)
+		goto fail;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	data[got] = '\0';
+	*buf = data;
+	*len = got;
+	return 0;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(data);
+	if (errnum)
+		*errnum = e;
+	return distenv_error_set(err, path, e == ELOOP ?
+				 "distenv does not follow a symbolic link "
+				 "here: name the file itself" : NULL,
+				 "cannot read: %s", strerror(e));
+}
+
+int lf_sys_storage(const char *path, const char *policy,
+		   enum lf_storage *out, const char **fs_name,
+		   struct distenv_error *err)
+{
+	char abs[PATH_MAX], *slash;
+	struct statfs sf;
+
+	*out = LF_STORAGE_UNKNOWN;
+	*fs_name = "unknown";
+	if (path[0] != '/') {
+		if (!getcwd(abs, sizeof(abs)))
+			return distenv_error_set(err, path, NULL,
+						 "cannot resolve: %s",
+						 strerror(errno));
+		if (strlen(abs) + 1 + strlen(path) + 1 > sizeof(abs))
+			return distenv_error_set(err, path, NULL,
+						 "path too long");
+		strcat(abs, "/");
+		strcat(abs, path);
+	} else {
+		snprintf(abs, sizeof(abs), "%s", path);
+	}
+	if (policy && policy[0]) {
+		if (lf_site_storage(policy, abs, out, err))
+			return -1;
+		if (*out != LF_STORAGE_UNKNOWN) {
+			*fs_name = "site policy";
+			return 0;
+		}
+	}
+	/* output_dir may not exist before the first run: its nearest
+	 * existing parent is where it will be created. */
+	while (statfs(abs, &sf) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return distenv_error_set(err, abs, NULL,
+						 "statfs failed: %s",
+						 strerror(errno));
+		slash = strrchr(abs, '/');
+		if (!slash)
+			return 0;
+		if (slash == abs) {
+			abs[1] = '\0';
+		} else {
+			*slash = '\0';
+		}
+	}
+	*out = lf_fstype_classify((uint64_t)sf.f_type, fs_name);
+	return 0;
+}
+
+#define LIST_MAX 65536
+
+static int add(struct lf_sys_listing *l, const char *path)
+{
+	if (l->ls.count >= LIST_MAX)
+		return 0;
+	if (l->ls.count == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		char **np = realloc(l->paths, cap * sizeof(*np));
+
+		if (!np)
+			return -1;
+		l->paths = np;
+		l->cap = cap;
+	}
+	l->paths[l->ls.count] = strdup(path);
+	if (!l->paths[l->ls.count])
+		return -1;
+	l->ls.count++;
+	l->ls.paths = (const char *const *)l->paths;
+	return 0;
+}
+
+static int walk(const char *dir, const char *rel, int depth,
+		struct lf_sys_listing *out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char sub[PATH_MAX], subrel[PATH_MAX];
+
+	if (!d)
+		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ?
+			       0 : -1;
+	while ((e = readdir(d))) {
+		int is_dir;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		if (e->d_type == DT_UNKNOWN) {
+			struct stat st;
+
+			is_dir = !lstat(sub, &st) && S_ISDIR(st.st_mode);
+		} else {
+			is_dir = e->d_type == DT_DIR;
+		}
+		snprintf(subrel, sizeof(subrel), "%s%s%s%s", rel,
+			 rel[0] ? "/" : "", e->d_name, is_dir ? "/" : "");
+		if (add(out, subrel)) {
+			closedir(d);
+			return -1;
+		}
+		if (is_dir && depth > 1) {
+			subrel[strlen(subrel) - 1] = '\0';
+			if (walk(sub, subrel, depth - 1, out)) {
+				closedir(d);
+				return -1;
+			}
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+int lf_sys_list(const char *dir, int depth, const char *prefix,
+		struct lf_sys_listing *out, struct distenv_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (prefix && prefix[0]) {
+		char p[PATH_MAX];
+
+		snprintf(p, sizeof(p), "%s/", prefix);
+		if (add(out, p))
+			goto fail;
+	}
+	if (walk(dir, prefix ? prefix : "", depth, out))
+		goto fail;
+	return 0;
+fail:
+	lf_sys_listing_free(out);
+	return distenv_error_set(err, dir, NULL, "cannot list: %s",
+				 strerror(errno ? errno : ENOMEM));
+}
+
+void lf_sys_listing_free(struct lf_sys_listing *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->ls.count; i++)
+		free(l->paths[i]);
+	free(l->paths);
+	memset(l, 0, sizeof(*l));
+}
+
+uint64_t lf_sys_node_ram(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+int lf_sys_private_dir(const char *dir, struct distenv_error *err)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return distenv_error_set(err, dir, "set TMPDIR to a writable "
+					 "directory", "cannot create: %s",
+					 strerror(errno));
+	if (lstat(dir, &st) < 0)
+		return distenv_error_set(err, dir, NULL, "cannot stat: %s",
+					 strerror(errno));
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
+		return distenv_error_set(err, dir, "remove it, or set TMPDIR "
+					 "to another directory",
+					 "exists but is not a private "
+					 "directory of this user");
+	return 0;
+}
+
+int lf_sys_write_new(const char *dir, const char *name, const char *data,
+		     size_t len, struct distenv_error *err)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	size_t done = 0;
+	int fd, e;
+
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return distenv_error_set(err, tmp, NULL, "cannot create: %s",
+					 strerror(errno));
+	while (done < len) {
+		ssize_t n = write(fd, data + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		done += (size_t)n;
+	}
+	if (fsync(fd) < 0)
+		goto fail;
+	close(fd);
+	fd = -1;
+	if (link(tmp, dst) < 0 && errno != EEXIST)
+		goto fail;
+	unlink(tmp);
+	return 0;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return distenv_error_set(err, dst, NULL, "cannot write: %s",
+				 strerror(e));
+}

@@ -1,0 +1,75 @@
+/*
+ * lf_sys.h: the system calls of the LLaMA-Factory preparation: read a
+ * user's file safely, classify a directory's storage, list a checkpoint
+ * tree, write the resolved copies. Run as the user only (the distenv
+ * command, or task_init, which runs fully as the user;
+ * ../shared/CONTRACTS.md 5: never open a user-named file as root).
+ */
+#ifndef DISTENV_LF_SYS_H
+#define DISTENV_LF_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "distenv_error.h"
+#include "lf_fstype.h"
+#include "lf_resume.h"
+
+/*
+ * Read a regular file of at most max bytes into a malloc'd, NUL-ended
+ * *buf. Opened with O_NOFOLLOW (a symlink as the last component is
+ * refused) and O_NONBLOCK (a FIFO cannot block the task); never written.
+ * Errors name the path and errno's text; *errnum (may be NULL) gets the
+ * errno.
+ */
+int lf_sys_read_file(const char *path, size_t max, char **buf, size_t *len,
+		     int *errnum, struct distenv_error *err);
+
+/*
+ * Storage class of path: the site policy's verdict if it names a mount
+ * covering path, else statfs(2) f_type of path or, when path does not
+ * exist yet, of its nearest existing parent. *fs_name gets a static
+ * name ("nfs", "site policy", ...).
+ */
+int lf_sys_storage(const char *path, const char *policy,
+		   enum lf_storage *out, const char **fs_name,
+		   struct distenv_error *err);
+
+/* A listing owned by the caller (lf_sys_listing_free). */
+struct lf_sys_listing {
+	struct lf_listing ls;
+	char **paths;
+	size_t cap;
+};
+
+/*
+ * List dir down to depth levels (1: its entries only), as paths
+ * relative to dir, directories with a trailing '/', prefixed with
+ * prefix (may be NULL; e.g. a checkpoint's base name). Symbolic links
+ * are listed but not followed. At most 65536 entries. A missing dir
+ * gives an empty listing and returns 0.
+ */
+int lf_sys_list(const char *dir, int depth, const char *prefix,
+		struct lf_sys_listing *out, struct distenv_error *err);
+void lf_sys_listing_free(struct lf_sys_listing *l);
+
+/* Physical memory of this node in bytes (sysconf), 0 if unknown. */
+uint64_t lf_sys_node_ram(void);
+
+/*
+ * Create dir (mode 0700) unless it exists as a directory owned by this
+ * user with no group/other access (a job-private directory: anything
+ * else is refused, so another user cannot plant it).
+ */
+int lf_sys_private_dir(const char *dir, struct distenv_error *err);
+
+/*
+ * Write data to dir/name: created with O_EXCL|O_NOFOLLOW (mode 0600)
+ * under a temporary name, then linked into place, so that readers see
+ * the whole file or none. An existing dir/name is left alone (written
+ * by an earlier callback of the same step) and counts as success.
+ */
+int lf_sys_write_new(const char *dir, const char *name, const char *data,
+		     size_t len, struct distenv_error *err);
+
+#endif

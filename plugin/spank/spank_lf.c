@@ -1,0 +1,184 @@
+/*
+ * spank_lf.c: --distenv-lf-config in slurmstepd's task_init (fully the
+ * user, ../shared/CONTRACTS.md 5), after the launch variables are
+ * derived: read the user's LLaMA-Factory YAML and DeepSpeed JSON, decide,
+ * write the resolved copy once per step per node (local task 0; the
+ * node's other tasks wait for it at the same path), run the preflights,
+ * and export DISTENV_LF_CONFIG (and PYTORCH_CUDA_ALLOC_CONF merged with
+ * the user's value when offload is on). Warnings go to the job's stderr
+ * once per node; errors (every warning under --distenv-check=strict)
+ * fail the step before launch through report() in spank_task.c.
+ *
+ * Also the submit-side check of the file (srun/sbatch/salloc, as the
+ * user): it must be a readable regular file that parses, so that a
+ * syntax error fails the command rather than the step.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/spank.h>
+
+#include "distenv_env.h"
+#include "lf_doc.h"
+#include "lf_prepare.h"
+#include "lf_sys.h"
+#include "spank_state.h"
+
+int distenv_lf_config_check(const char *path, struct distenv_error *err)
+{
+	struct lf_doc doc;
+	char *buf;
+	size_t len;
+	int rc;
+
+	if (lf_sys_read_file(path, LF_DOC_MAX_BYTES, &buf, &len, NULL, err))
+		return -1;
+	rc = lf_doc_load(&doc, path, buf, len, err);
+	lf_doc_free(&doc);
+	free(buf);
+	return rc;
+}
+
+/* GPUs per node for the plan: NPROC_PER_NODE as distenv derived it
+ * (README: --distenv-nproc, else CUDA_VISIBLE_DEVICES, else
+ * SLURM_GPUS_ON_NODE, else 1). */
+static uint32_t gpus_per_node(spank_t sp)
+{
+	char v[32];
+	uint32_t n = 0;
+
+	if (spank_getenv(sp, "NPROC_PER_NODE", v, sizeof(v)) ==
+		    ESPANK_SUCCESS &&
+	    !distenv_parse_u32(v, 1024, &n) && n)
+		return n;
+	return 1;
+}
+
+static void print_warnings(const struct lf_decision *dec, const char *node)
+{
+	char line[3 * DISTENV_ERROR_TEXT];
+	size_t i;
+
+	for (i = 0; i < dec->msgs.count; i++) {
+		if (dec->msgs.items[i].level != LF_WARN)
+			continue;
+		distenv_error_format(&dec->msgs.items[i].e, line, sizeof(line));
+		fprintf(stderr, "distenv: warning: %s: %s\n", node, line);
+	}
+	fflush(stderr);
+}
+
+/* --distenv-show: the memory plan, each line prefixed like the
+ * variables ("distenv: NODE: "). */
+static void print_plan(const struct lf_decision *dec, const char *node)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem)
+		return;
+	lf_mem_plan_print(mem, &dec->mem_in, &dec->mem);
+	fclose(mem);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		fprintf(stderr, "distenv: %s: %s\n", node, line);
+	fflush(stderr);
+	free(text);
+}
+
+/* The site file's storage: list for this job's partition, as lf_prepare
+ * takes it ("shared:/gpfs,local:/scratch"); "" without a site file. */
+static void storage_policy(const char *const *env, char *buf, size_t len)
+{
+	const struct distenv_plugin_state *st = &distenv_state;
+	struct distenv_policy eff;
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	if (!st->have_policy ||
+	    distenv_policy_effective(&st->policy,
+				     distenv_env_get(env, "SLURM_JOB_PARTITION"),
+				     &eff))
+		return;
+	for (i = 0; i < eff.n_storage; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s:%s",
+				 used ? "," : "",
+				 distenv_storage_kind_name(eff.storage[i].kind),
+				 eff.storage[i].path);
+
+		if (w < 0 || (size_t)w >= len - used) {
+			buf[used] = '\0';
+			return;
+		}
+		used += (size_t)w;
+	}
+}
+
+int distenv_remote_lf_prepare(spank_t sp, char **envp,
+			      struct distenv_error *err)
+{
+	char storage[4096];
+	const struct distenv_request *r = &distenv_state.req;
+	const char *const *env = (const char *const *)envp;
+	struct lf_prepare_request req;
+	struct lf_prepare_facts f;
+	struct lf_prepare_result res;
+	char node[256] = "?";
+	uint64_t mem = 0;
+	int local_id = 0, rc;
+
+	memset(&req, 0, sizeof(req));
+	memset(&f, 0, sizeof(f));
+	req.config = r->lf_config;
+	req.soen = r->save_on_each_node;
+	req.offload = r->offload;
+	req.check = r->check;
+	req.model_params = r->model_params;
+	req.gpu_mem = r->gpu_mem;
+	storage_policy(env, storage, sizeof(storage));
+	req.storage_policy = storage[0] ? storage : NULL;
+	spank_get_item(sp, S_JOB_ID, &f.job_id);
+	spank_get_item(sp, S_JOB_STEPID, &f.step_id);
+	spank_get_item(sp, S_JOB_NNODES, &f.nnodes);
+	spank_get_item(sp, S_JOB_NODEID, &f.node_id);
+	spank_get_item(sp, S_TASK_ID, &local_id);
+	spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node));
+	f.gpus_per_node = gpus_per_node(sp);
+	/* The step's memory on this node, else the job's (MB). */
+	if (spank_get_item(sp, S_STEP_ALLOC_MEM, &mem) == ESPANK_SUCCESS &&
+	    mem)
+		f.alloc_mem_mb = mem;
+	else if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem) == ESPANK_SUCCESS)
+		f.alloc_mem_mb = mem;
+	f.node_ram = lf_sys_node_ram();
+	f.force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
+	f.alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");
+	f.tmpdir = distenv_env_get(env, "TMPDIR");
+	f.write = local_id == 0 ? LF_WRITE_FILES : LF_WRITE_WAIT;
+	rc = lf_prepare(&req, &f, &res, err);
+	if (local_id == 0) {
+		print_warnings(&res.dec, node);
+		if (!rc && r->show && res.dec.have_plan)
+			print_plan(&res.dec, node);
+	}
+	if (rc)
+		goto out;
+	if (spank_setenv(sp, "DISTENV_LF_CONFIG", res.config_path, 1) !=
+	    ESPANK_SUCCESS) {
+		rc = distenv_error_set(err, "DISTENV_LF_CONFIG", NULL,
+				       "cannot export");
+		goto out;
+	}
+	if (res.alloc_conf_set &&
+	    spank_setenv(sp, "PYTORCH_CUDA_ALLOC_CONF", res.alloc_conf, 1) !=
+		    ESPANK_SUCCESS)
+		rc = distenv_error_set(err, "PYTORCH_CUDA_ALLOC_CONF", NULL,
+				       "cannot export");
+out:
+	if (rc)
+		distenv_error_prefix_where(err, node);
+	lf_prepare_result_free(&res);
+	return rc;
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# The site policy file (config= on the plugstack line, plugin/site/) on a
+# real 2-node Slurm 22.05 cluster (cluster.sh). Besides cluster.sh's eth0
+# (joins the nodes) and eth1 (reaches nobody), the nodes get here a second
+# connected network: eth2, a veth pair from node 1 to node 2 on
+# $DATA_NET.0/24, and the name n1-data resolving to n1's eth2 address
+# first, its eth0 address second. Site files live in $BATS_FILE_TMPDIR,
+# owned by root, mode 0644, as the loader demands.
+
+# shellcheck disable=SC2016 # the tasks expand $VARS in 'bash -c', not bats
+load helpers
+
+# The second connected network: not one of the cluster's own subnets.
+DATA_NET=10.66.0
+[ "$CLUSTER_NET" != 10.66.0 ] || DATA_NET=10.67.0
+
+site_file() {
+	local f="$BATS_FILE_TMPDIR/$1"
+	cat >"$f"
+	chmod 0644 "$f"
+	echo "$f"
+}
+
+setup_file() {
+	load helpers
+	site_file broken.yaml >/dev/null <<-'EOF'
+	version: 1
+	colour: blue
+	EOF
+	# Started with the broken file, so that slurmd's start logs it.
+	cluster_up 2 "config=$BATS_FILE_TMPDIR/broken.yaml"
+	ip link add eth2 netns "${CLUSTER_NS}1" type veth peer name eth2 netns "${CLUSTER_NS}2"
+	for i in 1 2; do
+		ip -n "$CLUSTER_NS$i" addr add "$DATA_NET.$i/24" dev eth2
+		ip -n "$CLUSTER_NS$i" link set eth2 up
+		# Append in place: ip netns exec bind-mounted this very file
+		# over /etc/hosts for slurmd and its jobs.
+		printf '%s.1\tn1-data\n%s.1\tn1-data\n' "$DATA_NET" "$CLUSTER_NET" \
+			>>"/etc/netns/$CLUSTER_NS$i/hosts"
+	done
+}
+
+teardown_file() {
+	load helpers
+	cluster_down # the namespaces go, and eth2 with them
+}
+
+setup() {
+	cluster_env
+	cd "$BATS_FILE_TMPDIR" || return 1
+}
+
+with_site() {
+	plugstack_with_distenv "config=$1"
+}
+
+@test "a broken site file: logged at slurmd start and at every srun, fails --distenv jobs only" {
+	broken="$BATS_FILE_TMPDIR/broken.yaml"
+	msg="distenv: $broken:2:1: unknown key 'colour'. accepted keys: version, default_mode, port_range"
+	for n in 1 2; do
+		grep -qF "$msg" "$DISTENV_CLUSTER_DIR/log/slurmd-n$n.log"
+	done
+	with_site "$broken"
+	run srun -N2 --distenv true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$msg"* ]]
+	[[ "$output" == *"the plugin's configuration is broken"* ]]
+	run sbatch --distenv --wrap true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$msg"* ]]
+	# Jobs that did not ask for distenv run, with the admin told.
+	run srun -N2 -l hostname
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx '0: n1' <<<"$output"
+	grep -qx '1: n2' <<<"$output"
+	[[ "$output" == *"$msg"* ]]
+	run batch <<<$'#!/bin/bash\n#SBATCH -N2\nsrun hostname'
+	cat "${lines[0]}"
+	[ "$status" -eq 0 ]
+	nodes_idle
+}
+
+@test "a site file others can write is refused the same way" {
+	f=$(site_file writable.yaml <<<'default_mode: torchrun')
+	chmod 0666 "$f"
+	with_site "$f"
+	run srun -N2 --distenv true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"distenv: $f: refused: mode 0666 lets anyone write it. make root own it and only root write it"* ]]
+	# Its default_mode was not applied: a job without --distenv is off.
+	run srun -N1 bash -c 'echo "NNODES=${NNODES:-unset}"'
+	[ "$status" -eq 0 ]
+	grep -qx 'NNODES=unset' <<<"$output"
+	nodes_idle
+}
+
+@test "master_name picks the data network: the master's eth2 address, each node's eth2, all_reduce over it" {
+	f=$(site_file data.yaml <<<'master_name: "{host}-data"')
+	with_site "$f"
+	run srun -N2 --distenv -l bash -c 'echo "VARS $SLURMD_NODENAME $MASTER_ADDR $NCCL_SOCKET_IFNAME $GLOO_SOCKET_IFNAME"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx "0: VARS n1 $DATA_NET.1 =eth2 eth2" <<<"$output"
+	grep -qx "1: VARS n2 $DATA_NET.1 =eth2 eth2" <<<"$output"
+	run srun -N2 --distenv=tasks /usr/bin/python3 "$GLOO"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qE 'RANK 0/2 node=n1 result=3 OK' <<<"$output"
+	grep -qE 'RANK 1/2 node=n2 result=3 OK' <<<"$output"
+}
+
+@test "interfaces: excludes one of the two connected networks: eth0 carries the job" {
+	f=$(site_file exclude.yaml <<-'EOF'
+	master_name: "{host}-data"
+	interfaces: ^=eth2
+	EOF
+	)
+	with_site "$f"
+	run srun -N2 --distenv -l --distenv-show bash -c 'echo "VARS $SLURMD_NODENAME $MASTER_ADDR $NCCL_SOCKET_IFNAME $GLOO_SOCKET_IFNAME"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx "0: VARS n1 $CLUSTER_NET.1 =eth0 eth0" <<<"$output"
+	grep -qx "1: VARS n2 $CLUSTER_NET.1 =eth0 eth0" <<<"$output"
+	grep -qF "MASTER_ADDR=$CLUSTER_NET.1  [set] node index 0 of the step is n1; n1-data resolves to $CLUSTER_NET.1 on this node (site policy master_name: {host}-data)" <<<"$output"
+	run srun -N2 --distenv=tasks /usr/bin/python3 "$GLOO"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qE 'RANK 1/2 node=n2 result=3 OK' <<<"$output"
+	# Leaving only the dead-end network fails the step, naming the list.
+	f=$(site_file deadend.yaml <<<'interfaces: =eth1')
+	with_site "$f"
+	run srun -N2 --distenv true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"is left out by the site policy (interfaces: =eth1; this node has: "* ]]
+	nodes_idle
+}
+
+@test "per-partition extra variables reach every task; the user's own are kept" {
+	f=$(site_file env.yaml <<-'EOF'
+	env:
+	  NCCL_IB_GID_INDEX: 3
+	partitions:
+	  debug:
+	    env:
+	      NCCL_IB_TC: 106
+	  other:
+	    env:
+	      NCCL_IB_TC: 1
+	EOF
+	)
+	with_site "$f"
+	run srun -N2 --distenv -l bash -c 'echo "VARS $SLURM_JOB_PARTITION ${NCCL_IB_GID_INDEX:-unset} ${NCCL_IB_TC:-unset}"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx '0: VARS debug 3 106' <<<"$output"
+	grep -qx '1: VARS debug 3 106' <<<"$output"
+	run env NCCL_IB_TC=41 srun -N2 --distenv --distenv-show -l bash -c 'echo "VARS ${NCCL_IB_GID_INDEX:-unset} ${NCCL_IB_TC:-unset}"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx '1: VARS 3 41' <<<"$output"
+	grep -qF 'NCCL_IB_GID_INDEX=3  [set] site policy, partition debug' <<<"$output"
+	grep -qF 'NCCL_IB_TC=41  [kept] kept (set by user)' <<<"$output"
+	# The batch script gets them too; a job without distenv does not.
+	run batch <<<$'#!/bin/bash\n#SBATCH -N1 --distenv\necho "BATCH ${NCCL_IB_TC:-unset}"'
+	grep -qx 'BATCH 106' "${lines[0]}"
+	run srun -N2 -l bash -c 'echo "VARS ${NCCL_IB_GID_INDEX:-unset} ${NCCL_IB_TC:-unset}"'
+	[ "$status" -eq 0 ]
+	grep -qx '1: VARS unset unset' <<<"$output"
+}
+
+@test "a partition's default_mode turns distenv on for its jobs" {
+	f=$(site_file mode.yaml <<-'EOF'
+	default_mode: "off"
+	partitions:
+	  debug:
+	    default_mode: tasks
+	EOF
+	)
+	with_site "$f"
+	run srun -N2 --ntasks-per-node=2 -l bash -c 'echo "VARS $RANK $WORLD_SIZE $LOCAL_RANK"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx '3: VARS 3 4 1' <<<"$output"
+	# --distenv=off still wins.
+	run srun -N1 --distenv=off bash -c 'echo "VARS ${WORLD_SIZE:-unset}"'
+	grep -qx 'VARS unset' <<<"$output"
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# distenv check-config: validates a site policy file as the plugin loads
+# it (same owner/mode checks, same parser) and prints the effective
+# policy per partition.
+
+setup() {
+	DISTENV="$BATS_TEST_DIRNAME/../../distenv"
+	TOP="$BATS_TEST_DIRNAME/../.."
+	# The loader trusts only root's files; a test run by another user
+	# checks its own copies with --trust-owner.
+	TRUST=()
+	if [ "$(id -u)" -ne 0 ]; then
+		TRUST=(--trust-owner)
+	fi
+}
+
+# Copy $1 (or stdin when $1 is -) to $BATS_TEST_TMPDIR/$2, mode 0644.
+put() {
+	local dst="$BATS_TEST_TMPDIR/$2"
+	if [ "$1" = - ]; then
+		cat >"$dst"
+	else
+		cp "$1" "$dst"
+	fi
+	chmod 0644 "$dst"
+	echo "$dst"
+}
+
+@test "the shipped example is valid and changes nothing" {
+	f=$(put "$TOP/contrib/distenv.yaml" distenv.yaml)
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "# $f: valid, 0 partition sections" ]
+	[ "${lines[2]}" = "[partitions not listed below]" ]
+	[[ "${lines[3]}" =~ ^\ \ default_mode\ +off\ +top\ level$ ]]
+	[[ "${lines[4]}" =~ ^\ \ port_range\ +29600-32767\ +top\ level$ ]]
+	[[ "${lines[5]}" =~ ^\ \ interfaces\ +\(any\)\ +default$ ]]
+	[[ "${lines[7]}" =~ ^\ \ master_name\ +\{host\}\ +top\ level$ ]]
+	[[ "${lines[8]}" =~ ^\ \ hca\ +auto\ +top\ level$ ]]
+	[[ "${lines[10]}" =~ ^\ \ env\ +\(none\) ]]
+	[ "${#lines[@]}" -eq 12 ]
+}
+
+@test "every commented example of the shipped file is valid too" {
+	# Uncomment the example lines (#key: or #  nested) after version:,
+	# dropping the empty placeholders they replace.
+	f=$(awk 'done { if ($0 ~ /^#([a-z]|  +[-A-Za-z])/) sub(/^#/, ""); print; next }
+		{ print } /^version:/ { done = 1 }' "$TOP/contrib/distenv.yaml" |
+		grep -v -e '^env: {}' -e '^storage: \[\]' -e '^partitions: {}' |
+		put - examples.yaml)
+	run "$DISTENV" check-config "$f" "${TRUST[@]}" --partition a100
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"[partition a100]"* ]]
+	[[ "$output" =~ hca\ +fixed\ =mlx5_0,mlx5_1,mlx5_2,mlx5_3\ +partition\ a100 ]]
+	[[ "$output" =~ env\ +NCCL_IB_GID_INDEX=3\ +partition\ a100 ]]
+	[[ "$output" =~ env\ +NCCL_IB_TC=106\ +top\ level ]]
+	[[ "$output" =~ interfaces\ +\^docker,virbr,eth2\ +top\ level ]]
+	[[ "$output" =~ storage\ +/local/scratch\ local ]]
+}
+
+@test "effective policy per partition: overrides and merged env" {
+	f=$(put "$TOP/tests/site/good.yaml" good.yaml)
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "# $f: valid, 2 partition sections" ]
+	[ "$(grep -c '^\[' <<<"$output")" -eq 3 ]
+	run "$DISTENV" check-config "$f" "${TRUST[@]}" --partition a100
+	[ "$status" -eq 0 ]
+	[ "${lines[2]}" = "[partition a100]" ]
+	[[ "$output" =~ env\ +NCCL_IB_GID_INDEX=3\ +top\ level ]]
+	[[ "$output" =~ env\ +NCCL_IB_TC=41\ +partition\ a100 ]]
+	[[ "$output" =~ env\ +NCCL_IB_SL=1\ +partition\ a100 ]]
+	[[ "$output" =~ master_name\ +\{host\}-ib\ +top\ level ]]
+	run "$DISTENV" check-config "$f" "${TRUST[@]}" --partition debug
+	[[ "$output" =~ port_range\ +39000-39099\ +partition\ debug ]]
+	[[ "$output" =~ storage\ +\(none\) ]]
+	run "$DISTENV" check-config "$f" "${TRUST[@]}" --partition cpu
+	[ "$status" -eq 0 ]
+	[ "${lines[2]}" = "[partition cpu: not listed; the top level applies]" ]
+	[[ "$output" =~ default_mode\ +torchrun\ +top\ level ]]
+}
+
+@test "an unknown key is an error with FILE:LINE:COL and the accepted keys" {
+	f=$(printf 'default_mode: tasks\npartitions:\n  gpu:\n    hcas: auto\n' | put - bad.yaml)
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: $f:4:5: unknown key 'hcas'. accepted keys in a partition: default_mode, port_range, interfaces, address_family, master_name, hca, topology_xml, env, storage" ]
+}
+
+@test "a wrong type and an invalid value name the key and what is accepted" {
+	f=$(printf 'port_range:\n  - 29600\n  - 29700\n' | put - type.yaml)
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: $f:2:3: port_range: expected a single value, found a list. write LO-HI with 1024 <= LO <= HI <= 65535, e.g. 29600-32767" ]
+	f=$(printf 'address_family: inet6\n' | put - value.yaml)
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: $f:1:17: address_family: unknown value 'inet6'. accepted values: ipv4, ipv6, any" ]
+	f=$(printf 'env:\n  NCCL_SOCKET_IFNAME: eth0\n' | put - env.yaml)
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: $f:2:3: env: NCCL_SOCKET_IFNAME cannot be set by the site policy. distenv derives it for each step"* ]]
+}
+
+@test "a file others can write, or a symbolic link, is refused" {
+	f=$(put "$TOP/tests/site/good.yaml" gw.yaml)
+	chmod 0664 "$f"
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: $f: refused: mode 0664 lets its group write it. make root own it and only root write it: chown root: FILE && chmod 644 FILE" ]
+	f=$(put "$TOP/tests/site/good.yaml" good.yaml)
+	ln -s "$f" "$BATS_TEST_TMPDIR/link.yaml"
+	run "$DISTENV" check-config "$BATS_TEST_TMPDIR/link.yaml" "${TRUST[@]}"
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/link.yaml: cannot open the site policy file: it is a symbolic link. name the file itself, not a symbolic link" ]
+}
+
+@test "a file not owned by root is refused without --trust-owner" {
+	f=$(put "$TOP/tests/site/good.yaml" owned.yaml)
+	if [ "$(id -u)" -eq 0 ]; then
+		chown 65534 "$f"
+		run "$DISTENV" check-config "$f" --trust-owner
+		[ "$status" -eq 1 ]
+		[[ "$output" == "distenv: error: $f: refused: owned by uid 65534, not root."* ]]
+	else
+		run "$DISTENV" check-config "$f"
+		[ "$status" -eq 1 ]
+		[[ "$output" == "distenv: error: $f: refused: owned by uid $(id -u), not root."* ]]
+		run "$DISTENV" check-config "$f" --trust-owner
+		[ "$status" -eq 0 ]
+	fi
+}
+
+@test "a relative FILE is read from the current directory" {
+	put "$TOP/tests/site/partitions.yaml" partitions.yaml >/dev/null
+	cd "$BATS_TEST_TMPDIR"
+	run "$DISTENV" check-config partitions.yaml "${TRUST[@]}" --partition cpu
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "# $BATS_TEST_TMPDIR/partitions.yaml: valid, 2 partition sections" ]
+	[[ "$output" =~ default_mode\ +tasks\ +partition\ cpu ]]
+}
+
+@test "usage errors exit 2" {
+	run "$DISTENV" check-config
+	[ "$status" -eq 2 ]
+	[ "$output" = "distenv: error: no FILE given. usage: distenv check-config FILE [--partition NAME] [--trust-owner]" ]
+	run "$DISTENV" check-config a.yaml b.yaml
+	[ "$status" -eq 2 ]
+	run "$DISTENV" check-config --colour a.yaml
+	[ "$status" -eq 2 ]
+	[[ "$output" == "distenv: error: --colour: unknown option or missing value."* ]]
+	run "$DISTENV" check-config /nonexistent/distenv.yaml
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: /nonexistent/distenv.yaml: cannot open the site policy file: No such file or directory. check config= on the plugstack line" ]
+}

@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# distenv plan / distenv prepare: LLaMA-Factory run preparation
+# (plugin/lf/), on the fixtures of tests/lf/ and on real directories
+# (tmpfs under /dev/shm, checkpoint trees built here).
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	DISTENV="$BATS_TEST_DIRNAME/../../distenv"
+	LF="$BATS_TEST_DIRNAME/../lf"
+	W="$BATS_TEST_TMPDIR"
+	# node-local storage for output_dir: tmpfs (statfs TMPFS_MAGIC)
+	SHM=$(mktemp -d /dev/shm/distenv-lf-bats.XXXXXX)
+	unset FORCE_TORCHRUN PYTORCH_CUDA_ALLOC_CONF
+	write_yaml full_dpo.yaml "$LF/qwen2-72b" "$LF/ds_z3_config.json" \
+		"$SHM/out" >"$W/dpo.yaml"
+}
+
+teardown() {
+	rm -rf -- "$SHM"
+}
+
+# write_yaml FIXTURE MODEL_DIR DS_PATH OUTPUT_DIR
+write_yaml() {
+	sed -e "s#MODEL_DIR#$2#" -e "s#DS_PATH#$3#" -e "s#OUTPUT_DIR#$4#" \
+		"$LF/$1"
+}
+
+@test "plan prints the memory plan of Qwen2-72B full DPO on 2x8 GPUs" {
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 2T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"model: 72.71B parameters, 72.71B trainable"* ]]
+	[[ "$output" == *"deepspeed: $LF/ds_z3_config.json (ZeRO stage 3)"* ]]
+	# no offload: 4L + 18P/16 = 80.8 GiB, + reference 2P/16 = 8.5 GiB
+	[[ "$output" == *"per GPU:            89.3 GiB (model states 80.8 + frozen 8.5) of 80.0 GiB  TOO SMALL"* ]]
+	[[ "$output" == *"(+ 135.4 GiB 16-bit gather) of 2048.0 GiB"* ]]
+	[[ "$output" == *"model states need 89.3 GiB per GPU, more than the 80.0 GiB"* ]]
+}
+
+@test "plan with --offload cpu warns about host memory at save time (C7)" {
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 1T --offload cpu
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"offload: cpu (decided by distenv)"* ]]
+	[[ "$output" == *"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"* ]]
+	[[ "$output" == *"distenv: warning: node 0: host memory at checkpoint time: 1151.1 GiB needed"* ]]
+	[[ "$output" == *"zero_to_fp32.py"* ]]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 1T --offload cpu --check strict
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"distenv: error: node 0: host memory at checkpoint time"* ]]
+}
+
+@test "PYTORCH_CUDA_ALLOC_CONF keeps the user's value" {
+	PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 run "$DISTENV" plan \
+		"$W/dpo.yaml" --nodes 1 --offload cpu --host-mem 4T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256,expandable_segments:True"* ]]
+}
+
+@test "save_on_each_node: auto is true on tmpfs, false on a mount the site lists as shared (C5, C6)" {
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --host-mem 4T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"save_on_each_node: true (decided by distenv)"* ]]
+	[[ "$output" == *"output_dir is on node-local storage"* ]]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 \
+		--host-mem 4T --storage-policy "shared:$SHM"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"save_on_each_node: false (decided by distenv)"* ]]
+	# one node: nothing to decide
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 1 --host-mem 4T
+	[[ "$output" == *"save_on_each_node: false"* ]]
+	[[ "$output" != *"decided by distenv"* ]]
+}
+
+@test "the user forcing save_on_each_node: true on shared storage is warned, strict fails (C6)" {
+	echo "save_on_each_node: true" >>"$W/dpo.yaml"
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 \
+		--host-mem 4T --storage-policy "shared:$SHM"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"distenv: warning: $W/dpo.yaml:45:1: save_on_each_node: true with output_dir on shared storage (site policy)"* ]]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 \
+		--host-mem 4T --storage-policy "shared:$SHM" --check strict
+	[ "$status" -eq 1 ]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 \
+		--host-mem 4T --storage-policy "shared:$SHM" --check off
+	[ "$status" -eq 0 ]
+	[[ "$output" != *warning* ]]
+}
+
+@test "a syntax error names file:line:col" {
+	printf 'stage: dpo\ncutoff_len: [1, 2\nbf16: true\n' >"$W/bad.yaml"
+	run "$DISTENV" plan "$W/bad.yaml" --nodes 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: $W/bad.yaml:3:5: YAML/JSON syntax error: "* ]]
+	printf '{"zero_optimization": {"stage": 3,,}}' >"$W/ds.json"
+	write_yaml full_dpo.yaml "$LF/qwen2-72b" "$W/ds.json" "$SHM/out" >"$W/d2.yaml"
+	run "$DISTENV" plan "$W/d2.yaml" --nodes 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: $W/ds.json:1:"*"syntax error"* ]]
+}
+
+@test "unknown keys warn with the nearest known key; wrong types fail" {
+	echo "cuttoff_len: 4096" >>"$W/dpo.yaml"
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 1 --host-mem 4T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warning: $W/dpo.yaml:45:1: unknown LLaMA-Factory key 'cuttoff_len'"*"did you mean 'cutoff_len'?"* ]]
+	echo "save_on_each_node: [yes]" >>"$W/dpo.yaml"
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: $W/dpo.yaml:46:20: save_on_each_node: a list is not true or false"* ]]
+}
+
+@test "cutoff_len beyond max_position_embeddings and a missing deepspeed file are reported" {
+	write_yaml full_dpo.yaml "$LF/llama3-8b" "$W/none.json" "$SHM/out" |
+		sed 's/^cutoff_len: 2048/cutoff_len: 16384/' >"$W/l.yaml"
+	run "$DISTENV" plan "$W/l.yaml" --nodes 2 --gpus-per-node 8
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cutoff_len 16384 is larger than the model's max_position_embeddings 8192"* ]]
+	[[ "$output" == *"deepspeed: $W/none.json cannot be read: No such file or directory"* ]]
+}
+
+@test "a symbolic link as the training YAML is refused, the file itself never changes" {
+	ln -s "$W/dpo.yaml" "$W/link.yaml"
+	run "$DISTENV" plan "$W/link.yaml" --nodes 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$W/link.yaml: cannot read: Too many levels of symbolic links"* ]]
+	sum=$(sha256sum "$W/dpo.yaml")
+	"$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --offload cpu \
+		--host-mem 4T >/dev/null
+	[ "$(sha256sum "$W/dpo.yaml")" = "$sum" ]
+}
+
+# A checkpoint tree as node NODE of a 2-node, 2-GPU ZeRO-3 run holds it:
+# rank files of its own ranks; trainer_state.json and `latest` only on
+# node 0 unless save_on_each_node (../shared/CONTRACTS.md 2).
+make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
+	local c="$1/checkpoint-500" r
+	mkdir -p "$c/global_step500"
+	if [ "$2" -eq 0 ] || [ "$3" = yes ]; then
+		echo '{}' >"$c/trainer_state.json"
+		echo global_step500 >"$c/latest"
+	fi
+	for r in $((2 * $2)) $((2 * $2 + 1)); do
+		: >"$c/global_step500/bf16_zero_pp_rank_${r}_mp_rank_00_optim_states.pt"
+		: >"$c/global_step500/zero_pp_rank_${r}_mp_rank_00_model_states.pt"
+		: >"$c/rng_state_${r}.pth"
+	done
+}
+
+@test "resume preflight lists what node 1 lacks without save_on_each_node (C5)" {
+	make_ckpt "$SHM/n1" 1 no
+	write_yaml full_dpo.yaml "$LF/qwen2-72b" "$LF/ds_z3_config.json" "$SHM/n1" |
+		sed 's/^overwrite_output_dir: true/overwrite_output_dir: false/' >"$W/r.yaml"
+	run "$DISTENV" plan "$W/r.yaml" --nodes 2 --gpus-per-node 2 --node-id 1 --host-mem 8T
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"resume: checkpoint-500"* ]]
+	[[ "$output" == *"distenv: error: node 1: cannot resume from checkpoint-500: 2 file(s) this node's ranks need are missing: checkpoint-500/trainer_state.json, checkpoint-500/latest"* ]]
+}
+
+@test "resume preflight passes on node 1 with save_on_each_node, and with an explicit path" {
+	make_ckpt "$SHM/n1" 1 yes
+	write_yaml full_dpo.yaml "$LF/qwen2-72b" "$LF/ds_z3_config.json" "$SHM/n1" |
+		sed 's/^overwrite_output_dir: true/overwrite_output_dir: false/' >"$W/r.yaml"
+	run "$DISTENV" plan "$W/r.yaml" --nodes 2 --gpus-per-node 2 --node-id 1 --host-mem 8T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"resume: checkpoint-500"* ]]
+	# explicit resume_from_checkpoint, seen from node 0: rank 0/1 missing
+	write_yaml full_dpo.yaml "$LF/qwen2-72b" "$LF/ds_z3_config.json" "$SHM/o" |
+		sed "s#^resume_from_checkpoint: null#resume_from_checkpoint: $SHM/n1/checkpoint-500#" >"$W/e.yaml"
+	run "$DISTENV" plan "$W/e.yaml" --nodes 2 --gpus-per-node 2 --node-id 0 --host-mem 8T
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"overwrite_output_dir: true together with resume_from_checkpoint"* ]]
+	[[ "$output" == *"node 0: cannot resume from checkpoint-500: 6 file(s)"*"zero_pp_rank_0_mp_rank_00_model_states.pt"* ]]
+}
+
+@test "auto-resume skipped by overwrite_output_dir: true is warned" {
+	make_ckpt "$SHM/n0" 0 no
+	write_yaml full_dpo.yaml "$LF/qwen2-72b" "$LF/ds_z3_config.json" "$SHM/n0" >"$W/o.yaml"
+	run "$DISTENV" plan "$W/o.yaml" --nodes 1 --host-mem 8T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"resume: no"* ]]
+	[[ "$output" == *"output_dir holds checkpoint-500 but overwrite_output_dir: true starts from scratch"* ]]
+}
+
+@test "prepare writes the resolved copies once per step into a private directory" {
+	export SLURM_JOB_ID=77 SLURM_STEP_ID=3 SLURM_STEP_NUM_NODES=2
+	export SLURM_NODEID=0 SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=0
+	export SLURM_LOCALID=0 SLURM_STEP_TASKS_PER_NODE="1(x2)"
+	export SLURMD_NODENAME=localhost SLURM_STEP_NODELIST=localhost
+	export TMPDIR="$W/tmp" CUDA_VISIBLE_DEVICES=0,1
+	mkdir -p "$TMPDIR"
+	sum=$(sha256sum "$W/dpo.yaml")
+	run --separate-stderr "$DISTENV" prepare --lf-config "$W/dpo.yaml" \
+		--offload cpu --model-params 8B
+	[ "$status" -eq 0 ]
+	d="$TMPDIR/distenv-$(id -u)-77.3-0"
+	[ "${lines[0]}" = "export DISTENV_LF_CONFIG='$d/lf_config.yaml'" ]
+	[ "${lines[1]}" = "export PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True'" ]
+	[ "$(stat -c %a "$d")" = 700 ]
+	[ "$(stat -c %a "$d/lf_config.yaml")" = 600 ]
+	grep -q "^deepspeed: \"$d/ds_config.json\"  # ZeRO-3$" "$d/lf_config.yaml"
+	grep -q '^save_on_each_node: true$' "$d/lf_config.yaml"
+	grep -q '"device": "cpu"' "$d/ds_config.json"
+	[ "$(sha256sum "$W/dpo.yaml")" = "$sum" ]
+	# the same step again: the file is kept, not rewritten
+	before=$(stat -c %i "$d/lf_config.yaml")
+	run "$DISTENV" prepare --lf-config "$W/dpo.yaml" --offload cpu --model-params 8B
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %i "$d/lf_config.yaml")" = "$before" ]
+	# a directory of that name that is not private is refused
+	chmod 755 "$d"
+	SLURM_STEP_ID=3 run "$DISTENV" prepare --lf-config "$W/dpo.yaml" --model-params 8B
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"exists but is not a private directory of this user"* ]]
+}
+
+@test "bad option values fail with the accepted values" {
+	run "$DISTENV" plan "$W/dpo.yaml" --offload nvme
+	[ "$status" -eq 2 ]
+	[ "$output" = "distenv: error: --offload: 'nvme' is not accepted. use none, cpu or auto" ]
+	run "$DISTENV" plan "$W/dpo.yaml" --gpu-mem 80X
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"'80X' is not a memory size"* ]]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --node-id 2
+	[ "$status" -eq 2 ]
+	run "$DISTENV" plan
+	[ "$status" -eq 2 ]
+}

@@ -1,0 +1,69 @@
+/*
+ * fuzz_option_values: the values of --distenv, --distenv-port,
+ * --distenv-nproc and plugstack port_range= (distenv_options.h).
+ *
+ * The first byte picks the parser, the rest is the value as srun hands
+ * it to the option callback (a NUL-terminated string).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "distenv_options.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_failed(int rc, const struct distenv_error *err)
+{
+	if (rc != 0 && rc != -1)
+		abort();
+	if (rc == -1 && !distenv_error_is_set(err))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct distenv_error err;
+	enum distenv_mode mode;
+	uint16_t port, lo, hi;
+	uint32_t nproc;
+	char *value;
+	int rc;
+
+	if (size < 1)
+		return 0;
+	value = malloc(size);
+	if (!value)
+		return 0;
+	memcpy(value, data + 1, size - 1);
+	value[size - 1] = '\0';
+	distenv_error_clear(&err);
+	switch (data[0] % 4) {
+	case 0:
+		rc = distenv_parse_mode(value, "--distenv", &mode, &err);
+		if (rc == 0 && mode != DISTENV_MODE_TORCHRUN &&
+		    mode != DISTENV_MODE_TASKS && mode != DISTENV_MODE_OFF)
+			abort();
+		break;
+	case 1:
+		rc = distenv_parse_port(value, "--distenv-port", &port, &err);
+		if (rc == 0 && port < 1024)
+			abort();
+		break;
+	case 2:
+		rc = distenv_parse_nproc(value, "--distenv-nproc", &nproc, &err);
+		if (rc == 0 && (nproc < 1 || nproc > 1024))
+			abort();
+		break;
+	default:
+		rc = distenv_parse_port_range(value, "port_range", &lo, &hi,
+					      &err);
+		if (rc == 0 && (lo < 1024 || lo > hi))
+			abort();
+		break;
+	}
+	check_failed(rc, &err);
+	free(value);
+	return 0;
+}

@@ -1,0 +1,205 @@
+/* Unit tests: resume preflight on checkpoint trees laid out as
+ * Transformers + DeepSpeed write them (case C5): 2 nodes x 2 GPUs,
+ * ZeRO-3, with and without save_on_each_node. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lf_resume.h"
+
+#define MAXP 64
+
+struct tree {
+	char *p[MAXP];
+	size_t n;
+	struct lf_listing ls;
+};
+
+static void add_str(struct tree *t, const char *s)
+{
+	assert_true(t->n < MAXP);
+	t->p[t->n++] = strdup(s);
+	t->ls.paths = (const char *const *)t->p;
+	t->ls.count = t->n;
+}
+
+static void add(struct tree *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add(struct tree *t, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	add_str(t, buf);
+}
+
+static void tree_free(struct tree *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->p[i]);
+	memset(t, 0, sizeof(*t));
+}
+
+/* What node `node` holds of checkpoint-500 after a save: every rank
+ * writes its shards and rng_state; the main process(es) write
+ * trainer_state.json, `latest` and the weights: global rank 0 only, or
+ * local rank 0 of every node with save_on_each_node
+ * (../shared/CONTRACTS.md 2). */
+static void node_tree(struct tree *t, unsigned node, int save_on_each_node)
+{
+	unsigned r;
+
+	memset(t, 0, sizeof(*t));
+	add(t, "checkpoint-%u/", 500);
+	add(t, "checkpoint-%u/global_step500/", 500);
+	if (node == 0 || save_on_each_node) {
+		add(t, "checkpoint-%u/trainer_state.json", 500);
+		add(t, "checkpoint-%u/latest", 500);
+		add(t, "checkpoint-%u/model.safetensors", 500);
+	}
+	for (r = node * 2; r < node * 2 + 2; r++) {
+		add(t, "checkpoint-500/global_step500/"
+		       "bf16_zero_pp_rank_%u_mp_rank_00_optim_states.pt", r);
+		add(t, "checkpoint-500/global_step500/"
+		       "zero_pp_rank_%u_mp_rank_00_model_states.pt", r);
+		add(t, "checkpoint-500/rng_state_%u.pth", r);
+	}
+}
+
+static struct lf_resume_input input(unsigned node)
+{
+	struct lf_resume_input in = {"checkpoint-500", "global_step500", node,
+				     2, 4, 3};
+
+	return in;
+}
+
+static void node0_has_everything(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = input(0);
+	struct lf_resume_result r;
+	struct distenv_error e;
+
+	(void)state;
+	node_tree(&t, 0, 0);
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), 0);
+	assert_int_equal(r.missing_required, 0);
+	assert_int_equal(r.missing_rng, 0);
+	tree_free(&t);
+}
+
+static void node1_without_save_on_each_node_lacks_state(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = input(1);
+	struct lf_resume_result r;
+	struct distenv_error e;
+
+	(void)state;
+	node_tree(&t, 1, 0);
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), -1);
+	assert_int_equal(r.missing_required, 2);
+	assert_string_equal(r.missing[0], "checkpoint-500/trainer_state.json");
+	assert_string_equal(r.missing[1], "checkpoint-500/latest");
+	assert_string_equal(e.where, "node 1");
+	assert_string_equal(e.what, "cannot resume from checkpoint-500: 2 "
+		"file(s) this node's ranks need are missing: "
+		"checkpoint-500/trainer_state.json, checkpoint-500/latest");
+	assert_non_null(strstr(e.fix, "save_on_each_node: true"));
+	tree_free(&t);
+}
+
+static void node1_with_save_on_each_node_resumes(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = input(1);
+	struct distenv_error e;
+
+	(void)state;
+	node_tree(&t, 1, 1);
+	assert_int_equal(lf_resume_check(&t.ls, &in, NULL, &e), 0);
+	tree_free(&t);
+}
+
+static void node0_tree_seen_from_node1_lacks_its_shards(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = input(1);
+	struct lf_resume_result r;
+	struct distenv_error e;
+
+	(void)state;
+	/* node 1 with a copy of node 0's files only (the hand-copy gone
+	 * wrong of ../shared/CONTRACTS.md 8) */
+	node_tree(&t, 0, 0);
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), -1);
+	assert_int_equal(r.missing_required, 4);
+	assert_int_equal(r.missing_rng, 2);
+	assert_string_equal(r.missing[0], "checkpoint-500/global_step500/"
+			    "zero_pp_rank_2_mp_rank_00_model_states.pt");
+	assert_string_equal(r.missing[1], "checkpoint-500/global_step500/"
+			    "bf16_zero_pp_rank_2_mp_rank_00_optim_states.pt");
+	assert_string_equal(r.missing[4], "checkpoint-500/rng_state_2.pth");
+	tree_free(&t);
+}
+
+static void zero2_needs_mp_rank_model_states(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = input(0);
+	struct lf_resume_result r;
+	struct distenv_error e;
+
+	(void)state;
+	in.zero_stage = 2;
+	node_tree(&t, 0, 0);
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), -1);
+	assert_int_equal(r.missing_required, 1);
+	assert_string_equal(r.missing[0], "checkpoint-500/global_step500/"
+			    "mp_rank_00_model_states.pt");
+	add_str(&t, "checkpoint-500/global_step500/mp_rank_00_model_states.pt");
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), 0);
+	tree_free(&t);
+}
+
+static void last_checkpoint_by_number(void **state)
+{
+	const char *p[] = {"checkpoint-900/", "checkpoint-1000/",
+			   "checkpoint-1000x/", "checkpoint-2000",
+			   "runs/", "checkpoint-/"};
+	struct lf_listing ls = {p, 6};
+	char name[64];
+
+	(void)state;
+	assert_int_equal(lf_last_checkpoint(&ls, name, sizeof(name)), 1);
+	/* checkpoint-2000 is a file, not a directory */
+	assert_string_equal(name, "checkpoint-1000");
+	ls.count = 0;
+	assert_int_equal(lf_last_checkpoint(&ls, name, sizeof(name)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(node0_has_everything),
+		cmocka_unit_test(node1_without_save_on_each_node_lacks_state),
+		cmocka_unit_test(node1_with_save_on_each_node_resumes),
+		cmocka_unit_test(node0_tree_seen_from_node1_lacks_its_shards),
+		cmocka_unit_test(zero2_needs_mp_rank_model_states),
+		cmocka_unit_test(last_checkpoint_by_number),
+	};
+
+	return cmocka_run_group_tests_name("lf_resume", tests, NULL, NULL);
+}
