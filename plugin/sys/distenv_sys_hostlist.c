@@ -7,6 +7,46 @@
 
 #include <slurm/slurm.h>
 
+/*
+ * Whether head (the first element of a node list) has the shape of a
+ * Slurm host name or range expression: outside brackets letters, digits,
+ * '-', '.', '_'; inside non-nested brackets digits, ',' and '-'; numbers
+ * of at most 10 digits. libslurm's hostlist parser, given other bytes
+ * inside brackets, spent seconds logging errors (tests/fuzz/fuzz_nodelist
+ * found "n[1-?33...]"), and a task launch must not stall on a malformed
+ * variable.
+ */
+static int head_is_plausible(const char *head, size_t n)
+{
+	size_t i, digits = 0;
+	int in = 0;
+
+	for (i = 0; i < n; i++) {
+		char c = head[i];
+
+		digits = (c >= '0' && c <= '9') ? digits + 1 : 0;
+		if (digits > 10)
+			return 0;
+		if (c == '[') {
+			if (in)
+				return 0;
+			in = 1;
+		} else if (c == ']') {
+			if (!in)
+				return 0;
+			in = 0;
+		} else if (in) {
+			if (!(c >= '0' && c <= '9') && c != ',' && c != '-')
+				return 0;
+		} else if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+			   !(c >= '0' && c <= '9') && c != '-' && c != '.' &&
+			   c != '_') {
+			return 0;
+		}
+	}
+	return !in;
+}
+
 int distenv_first_host(const char *nodelist, const char *where, char *buf,
 		       size_t len, struct distenv_error *err)
 {
@@ -33,6 +73,11 @@ int distenv_first_host(const char *nodelist, const char *where, char *buf,
 		else if (depth == 0 && (nodelist[i] == ',' || nodelist[i] == ' '))
 			break;
 	}
+	if (!head_is_plausible(nodelist, i))
+		return distenv_error_set(err, where, NULL,
+					 "'%s' is not a Slurm node list",
+					 distenv_printable(nodelist, shown,
+							   sizeof(shown)));
 	head = strndup(nodelist, i);
 	if (!head)
 		return distenv_error_set(err, where, NULL, "out of memory");

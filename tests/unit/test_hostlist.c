@@ -72,6 +72,13 @@ static void errors(void **state)
 	assert_string_equal(err.what, "first host name is too long");
 	assert_int_equal(distenv_first_host("gpu-[064-001", "X", buf,
 					    sizeof(buf), &err), -1);
+	/* Shapes libslurm's parser stalls on are refused before it. */
+	assert_int_equal(distenv_first_host("n[1-?3333333][10?33]", "X", buf,
+					    sizeof(buf), &err), -1);
+	assert_string_equal(err.what, "'n[1-?3333333][10?33]' is not a Slurm node list");
+	assert_int_equal(distenv_first_host("n[[1-2]]", "X", buf, sizeof(buf), &err), -1);
+	assert_int_equal(distenv_first_host("n[1-99999999999]", "X", buf, sizeof(buf), &err), -1);
+	assert_int_equal(distenv_first_host("n;1", "X", buf, sizeof(buf), &err), -1);
 }
 
 int main(void)
