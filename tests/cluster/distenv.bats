@@ -251,3 +251,20 @@ EOF
 	[ "$ports" -ge 30100 ] && [ "$ports" -le 30199 ]
 	grep -q "MASTER_PORT=$ports  \[set\] derived from job [0-9]* step 0 in port_range 30100-30199" <<<"$output"
 }
+
+@test "a recorded GPU server's topology (HWLOC_XMLFILE) gives each node's tasks the HCAs of their GPUs, with the reason" {
+	xml="$TOP/tests/topo/jureca-dc-gpu-jrc0323.hwloc2.xml"
+	# JURECA-DC: one HCA per GPU switch (tests/topo/EXPECTED.md).
+	run env HWLOC_XMLFILE="$xml" CUDA_VISIBLE_DEVICES=2,3 srun -N2 --distenv --distenv-show bash -c 'echo "HCA $SLURMD_NODENAME $NCCL_IB_HCA $NPROC_PER_NODE"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx 'HCA n1 =mlx5_2:1,mlx5_3:1 2' <<<"$output"
+	grep -qx 'HCA n2 =mlx5_2:1,mlx5_3:1 2' <<<"$output"
+	grep -q '^distenv: n2:   NCCL_IB_HCA==mlx5_2:1,mlx5_3:1  \[set\] HCAs closest to GPUs 2,3 (CUDA_VISIBLE_DEVICES): mlx5_2: same PCI switch as GPU 2' <<<"$output"
+	# Without a topology file and without NVIDIA GPUs on these nodes:
+	# no NCCL_IB_HCA, and the show output says why.
+	run srun -N2 --distenv --distenv-show bash -c 'echo "HCA[${NCCL_IB_HCA:-}]"'
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^HCA\[\]$' <<<"$output")" -eq 2 ]
+	grep -q 'topology: none (no NVIDIA GPU listed in /proc/driver/nvidia/gpus)' <<<"$output"
+}
