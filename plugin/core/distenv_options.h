@@ -39,6 +39,9 @@ struct distenv_request {
 	int check;                            /* enum lf_check, 0 = warn */
 	uint64_t model_params;                /* --distenv-model-params, 0 = none */
 	uint64_t gpu_mem;                     /* --distenv-gpu-mem, bytes, 0 = none */
+	int resume;                           /* --distenv-resume: enum
+					       * lf_resume_mode, 0 = default */
+	char resume_path[DISTENV_LF_PATH_MAX]; /* its PATH, "" = none */
 };
 
 /* Preferred address family for MASTER_ADDR (site policy

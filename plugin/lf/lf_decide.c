@@ -456,15 +456,22 @@ static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
 	int have_ckpt = in->out_ls &&
 			lf_last_checkpoint(in->out_ls, last, sizeof(last));
 
-	if (u->resume && strcmp(u->resume, "true")) {
-		const char *base = strrchr(u->resume, '/');
+	const char *resume = in->resume_override ? in->resume_override :
+			     u->resume;
+
+	if (resume && !resume[0])
+		return; /* the resume is decided later (lf_ckpt.h) */
+	if (resume && strcmp(resume, "true")) {
+		const char *base = strrchr(resume, '/');
 
 		/* the listing of its parent holds it under its base name */
-		base = base && base[1] ? base + 1 : u->resume;
+		base = base && base[1] ? base + 1 : resume;
 		snprintf(dec->resume_ckpt, sizeof(dec->resume_ckpt), "%s",
 			 base);
 		ls = in->ckpt_ls;
-		if (u->overwrite_found && u->overwrite)
+		/* with an override the resolved copy sets
+		 * overwrite_output_dir: false */
+		if (!in->resume_override && u->overwrite_found && u->overwrite)
 			msg(dec, in, LF_WARN, "overwrite_output_dir",
 			    "remove overwrite_output_dir: true when resuming",
 			    "overwrite_output_dir: true together with "

@@ -66,6 +66,11 @@ struct lf_inputs {
 	const struct lf_listing *ckpt_ls; /* explicit resume: listing of its
 					   * parent directory; or NULL */
 	const char *latest_tag;       /* the checkpoint's `latest`, or NULL */
+	const char *resume_override;  /* --distenv-resume (lf_ckpt.h): NULL
+				       * as the YAML says; "" no resume
+				       * check; else the checkpoint the
+				       * resolved copy names (listed in
+				       * ckpt_ls) */
 };
 
 #define LF_CHANGE_MAX 8

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lf_ckpt.h"
 #include "lf_sys.h"
 #include "lf_write.h"
 
@@ -48,6 +49,68 @@ static void read_latest(const char *ckpt_dir, char *tag, size_t len)
 		snprintf(tag, len, "%.*s", (int)strcspn(buf, " \t\r\n"), buf);
 		free(buf);
 	}
+}
+
+/* lf_ckpt_choose's view of each checkpoint's `latest`. */
+struct latest_ctx {
+	const char *output_dir;
+	char tag[128];
+};
+
+static const char *latest_of(void *p, const char *name)
+{
+	struct latest_ctx *c = p;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", c->output_dir, name);
+	read_latest(path, c->tag, sizeof(c->tag));
+	return c->tag[0] ? c->tag : NULL;
+}
+
+static void add_change(struct lf_decision *dec, const char *text)
+{
+	if (dec->nchanges < LF_CHANGE_MAX)
+		snprintf(dec->changes[dec->nchanges++],
+			 sizeof(dec->changes[0]), "%s", text);
+}
+
+/*
+ * --distenv-resume=auto: choose the checkpoint (lf_ckpt.h) with the
+ * ZeRO stage of a first decision made without the resume check, then
+ * decide again with it (or, when none is complete here, as the YAML
+ * says, so that the usual preflight reports what is missing).
+ */
+static int choose_auto(const char *output_dir, struct lf_sys_listing *out_ls,
+		       struct lf_inputs *in, struct lf_prepare_result *res,
+		       char *latest, size_t latest_len,
+		       struct distenv_error *err)
+{
+	struct lf_resume_input ri;
+	struct lf_ckpt_choice ch;
+	struct latest_ctx lc = {output_dir, ""};
+
+	in->resume_override = "";
+	if (lf_decide(in, &res->dec, err))
+		return -1;
+	memset(&ri, 0, sizeof(ri));
+	ri.node_id = in->node_id;
+	ri.gpus_per_node = in->gpus_per_node;
+	ri.world_size = in->nnodes * in->gpus_per_node;
+	ri.zero_stage = res->dec.zero_stage;
+	lf_ckpt_choose(&out_ls->ls, &ri, latest_of, &lc, &ch);
+	lf_ckpt_describe(&ch, res->resume_note, sizeof(res->resume_note));
+	res->resume_set = 1;
+	in->resume_override = NULL;
+	if (ch.found) {
+		snprintf(res->resume_path, sizeof(res->resume_path), "%s/%s",
+			 output_dir, ch.chosen);
+		in->resume_override = res->resume_path;
+		in->ckpt_ls = &out_ls->ls;
+		latest_of(&lc, ch.chosen);
+		snprintf(latest, latest_len, "%s", lc.tag);
+		in->latest_tag = latest[0] ? latest : NULL;
+	}
+	return lf_decide(in, &res->dec, err);
 }
 
 static void header(const struct lf_prepare_request *req,
@@ -124,8 +187,9 @@ int lf_prepare(const struct lf_prepare_request *req,
 	const char *resume = NULL, *fs = "unknown";
 	char path[PATH_MAX], latest[128] = "", last[256];
 	char head[4096];
-	struct lf_yaml_edit edits[2];
-	char quoted[PATH_MAX + 8];
+	struct lf_yaml_edit edits[4];
+	char quoted[PATH_MAX + 8], rquoted[PATH_MAX + 8];
+	int mode;
 	size_t nedits = 0, len;
 	int found, ds_err = 0, have_ds = 0, have_model = 0, rc = -1;
 
@@ -184,7 +248,26 @@ int lf_prepare(const struct lf_prepare_request *req,
 		if (lf_sys_list(output_dir, 3, NULL, &out_ls, err))
 			goto out;
 	}
-	if (resume && strcmp(resume, "true") && strcmp(resume, "True") &&
+	mode = req->resume;
+	if (mode == LF_RESUME_DEFAULT)
+		mode = f->restart_count ? LF_RESUME_AUTO : LF_RESUME_OFF;
+	if (mode == LF_RESUME_AUTO && !output_dir)
+		mode = LF_RESUME_OFF;
+	if (mode == LF_RESUME_PATH && req->resume_path &&
+	    req->resume_path[0]) {
+		/* listed and checked below like a resume_from_checkpoint
+		 * path in the YAML */
+		resume = req->resume_path;
+		res->resume_set = 1;
+		snprintf(res->resume_path, sizeof(res->resume_path), "%s",
+			 resume);
+		snprintf(res->resume_note, sizeof(res->resume_note),
+			 "resume from %s (--distenv-resume: the step's "
+			 "choice)", resume);
+	}
+	if (mode == LF_RESUME_AUTO) {
+		/* chosen after the first decision (choose_auto) */
+	} else if (resume && strcmp(resume, "true") && strcmp(resume, "True") &&
 	    is_dir(resume)) {
 		const char *base = strrchr(resume, '/');
 
@@ -223,14 +306,29 @@ int lf_prepare(const struct lf_prepare_request *req,
 					(double)f->node_ram;
 	in.out_ls = output_dir ? &out_ls.ls : NULL;
 	in.latest_tag = latest[0] ? latest : NULL;
-	if (lf_decide(&in, &res->dec, err))
+	if (mode == LF_RESUME_PATH && res->resume_set)
+		in.resume_override = res->resume_path;
+	if (mode == LF_RESUME_AUTO) {
+		if (choose_auto(output_dir, &out_ls, &in, res, latest,
+				sizeof(latest), err))
+			goto out;
+	} else if (lf_decide(&in, &res->dec, err)) {
 		goto out;
+	}
 
 	/* The node index too: a TMPDIR shared by the nodes must not make
 	 * them share (or race for) one copy. */
+	/* and the restart: a requeued job keeps its ID and counts its
+	 * steps from 0 again, and a node-local TMPDIR keeps the first
+	 * run's copy, which must not be taken for this run's. */
 	snprintf(res->dir, sizeof(res->dir), "%s/distenv-%u-%u.%u-%u",
 		 f->tmpdir && f->tmpdir[0] ? f->tmpdir : "/tmp",
 		 (unsigned)geteuid(), f->job_id, f->step_id, f->node_id);
+	if (f->restart_count) {
+		len = strlen(res->dir);
+		snprintf(res->dir + len, sizeof(res->dir) - len, "-r%u",
+			 f->restart_count);
+	}
 	snprintf(res->config_path, sizeof(res->config_path),
 		 "%s/lf_config.yaml", res->dir);
 	if (res->dec.ds_changed && have_ds) {
@@ -246,6 +344,21 @@ int lf_prepare(const struct lf_prepare_request *req,
 	if (res->dec.soen_set) {
 		edits[nedits].key = "save_on_each_node";
 		edits[nedits++].value = res->dec.soen ? "true" : "false";
+	}
+	if (res->resume_set && res->resume_path[0]) {
+		/* Transformers reads resume_from_checkpoint as the directory
+		 * to load; overwrite_output_dir: true would make
+		 * LLaMA-Factory skip its own resume logic and is never what
+		 * a resumed run wants (it is false in the copy only). */
+		lf_yaml_quote(res->resume_path, rquoted, sizeof(rquoted));
+		edits[nedits].key = "resume_from_checkpoint";
+		edits[nedits++].value = rquoted;
+		edits[nedits].key = "overwrite_output_dir";
+		edits[nedits++].value = "false";
+		snprintf(head, sizeof(head), "resume_from_checkpoint: %s "
+			 "(--distenv-resume; overwrite_output_dir: false so "
+			 "that it is kept)", res->resume_path);
+		add_change(&res->dec, head);
 	}
 	header(req, f, &res->dec, res->ds_path, head, sizeof(head));
 	if (lf_write_yaml(&yaml, edits, nedits, head, &res->yaml_text, &len,

@@ -10,7 +10,7 @@
  * copies and returns what to export.
  *
  * Where the resolved copies go: $TMPDIR (else /tmp) /
- * distenv-<uid>-<job>.<step>-<node index>/lf_config.yaml and
+ * distenv-<uid>-<job>.<step>-<node index>[-r<restart>]/lf_config.yaml and
  * ds_config.json: a directory private to the user (0700), one per step
  * on each node (the node index keeps nodes apart even when TMPDIR is
  * shared), and at a path
@@ -35,6 +35,8 @@ struct lf_prepare_request {
 	uint64_t gpu_mem;           /* --distenv-gpu-mem, bytes, 0 unknown */
 	uint64_t host_mem;          /* bytes per node; 0: from the facts */
 	const char *storage_policy; /* site: "shared:/gpfs,local:/scratch" */
+	int resume;                 /* enum lf_resume_mode (lf_ckpt.h) */
+	const char *resume_path;    /* LF_RESUME_PATH: the checkpoint */
 };
 
 enum lf_prepare_write {
@@ -52,6 +54,7 @@ struct lf_prepare_facts {
 				     * (MB on this node), 0 unknown */
 	uint64_t node_ram;          /* bytes, 0 unknown */
 	const char *tmpdir;         /* $TMPDIR, NULL: /tmp */
+	uint32_t restart_count;     /* SLURM_RESTART_COUNT, 0 first run */
 	int write;                  /* enum lf_prepare_write */
 };
 
@@ -61,6 +64,12 @@ struct lf_prepare_result {
 	char ds_path[PATH_MAX];     /* "" when the DeepSpeed config is kept */
 	char alloc_conf[512];       /* PYTORCH_CUDA_ALLOC_CONF to export */
 	int alloc_conf_set;
+	/* --distenv-resume auto or PATH (lf_ckpt.h): resume_set is 1, the
+	 * checkpoint in resume_path ("" when none is complete here) and
+	 * the reason in resume_note (for the job log). */
+	int resume_set;
+	char resume_path[PATH_MAX];
+	char resume_note[2048];
 	char *yaml_text;            /* the resolved YAML (malloc'd) */
 	char *ds_text;              /* the resolved JSON, or NULL */
 	struct lf_decision dec;     /* decisions, memory plan, messages */

@@ -20,6 +20,7 @@
 #include <slurm/spank.h>
 
 #include "distenv_env.h"
+#include "lf_ckpt.h"
 #include "lf_doc.h"
 #include "lf_prepare.h"
 #include "lf_sys.h"
@@ -116,19 +117,27 @@ static void storage_policy(const char *const *env, char *buf, size_t len)
 	}
 }
 
-int distenv_remote_lf_prepare(spank_t sp, char **envp,
-			      struct distenv_error *err)
+int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 {
 	char storage[4096];
 	const struct distenv_request *r = &distenv_state.req;
-	const char *const *env = (const char *const *)envp;
+	const char *const *env = NULL;
+	char **envp = NULL;
 	struct lf_prepare_request req;
 	struct lf_prepare_facts f;
 	struct lf_prepare_result res;
 	char node[256] = "?";
 	uint64_t mem = 0;
 	int local_id = 0, rc;
+	char env_path[DISTENV_LF_PATH_MAX];
+	const char *v;
 
+	/* Fetched here, not passed in: the caller's spank_setenv calls (the
+	 * launch variables) may have reallocated the job's environment
+	 * array, and reading an old pointer crashed the task now and then
+	 * (seen in tests/cluster/templates.bats). */
+	if (spank_get_item(sp, S_JOB_ENV, &envp) == ESPANK_SUCCESS)
+		env = (const char *const *)envp;
 	memset(&req, 0, sizeof(req));
 	memset(&f, 0, sizeof(f));
 	req.config = r->lf_config;
@@ -137,6 +146,8 @@ int distenv_remote_lf_prepare(spank_t sp, char **envp,
 	req.check = r->check;
 	req.model_params = r->model_params;
 	req.gpu_mem = r->gpu_mem;
+	req.resume = r->resume;
+	req.resume_path = r->resume_path;
 	storage_policy(env, storage, sizeof(storage));
 	req.storage_policy = storage[0] ? storage : NULL;
 	spank_get_item(sp, S_JOB_ID, &f.job_id);
@@ -156,10 +167,33 @@ int distenv_remote_lf_prepare(spank_t sp, char **envp,
 	f.force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
 	f.alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");
 	f.tmpdir = distenv_env_get(env, "TMPDIR");
+	/* Slurm sets SLURM_RESTART_COUNT in a requeued job's environment
+	 * (sbatch(1), OUTPUT ENVIRONMENT VARIABLES). */
+	v = distenv_env_get(env, "SLURM_RESTART_COUNT");
+	if (v && distenv_parse_u32(v, 1000000, &f.restart_count))
+		f.restart_count = 0;
+	/* No --distenv-resume: DISTENV_RESUME in the step's environment,
+	 * the value a job script agreed on for all nodes (templates/,
+	 * lf_ckpt.h), same syntax. */
+	v = distenv_env_get(env, "DISTENV_RESUME");
+	if (req.resume == LF_RESUME_DEFAULT && v && v[0]) {
+		if (lf_parse_resume(v, "DISTENV_RESUME", &req.resume, env_path,
+				    sizeof(env_path), err)) {
+			rc = -1;
+			goto early;
+		}
+		req.resume_path = env_path;
+	}
 	f.write = local_id == 0 ? LF_WRITE_FILES : LF_WRITE_WAIT;
 	rc = lf_prepare(&req, &f, &res, err);
 	if (local_id == 0) {
 		print_warnings(&res.dec, node);
+		/* the job log says which checkpoint and why (lf_ckpt.h) */
+		if (res.resume_set) {
+			fprintf(stderr, "distenv: %s: %s\n", node,
+				res.resume_note);
+			fflush(stderr);
+		}
 		if (!rc && r->show && res.dec.have_plan)
 			print_plan(&res.dec, node);
 	}
@@ -171,14 +205,23 @@ int distenv_remote_lf_prepare(spank_t sp, char **envp,
 				       "cannot export");
 		goto out;
 	}
+	if (res.resume_set &&
+	    spank_setenv(sp, "DISTENV_LF_RESUME",
+			 res.resume_path[0] ? res.resume_path : "none", 1) !=
+		    ESPANK_SUCCESS) {
+		rc = distenv_error_set(err, "DISTENV_LF_RESUME", NULL,
+				       "cannot export");
+		goto out;
+	}
 	if (res.alloc_conf_set &&
 	    spank_setenv(sp, "PYTORCH_CUDA_ALLOC_CONF", res.alloc_conf, 1) !=
 		    ESPANK_SUCCESS)
 		rc = distenv_error_set(err, "PYTORCH_CUDA_ALLOC_CONF", NULL,
 				       "cannot export");
 out:
+	lf_prepare_result_free(&res);
+early:
 	if (rc)
 		distenv_error_prefix_where(err, node);
-	lf_prepare_result_free(&res);
 	return rc;
 }

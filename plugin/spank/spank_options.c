@@ -12,6 +12,7 @@
 #include <slurm/spank.h>
 
 #include "distenv_ifspec.h"
+#include "lf_ckpt.h"
 #include "lf_decide.h"
 #include "lf_model.h"
 #include "spank_state.h"
@@ -156,6 +157,19 @@ static int opt_gpu_mem(int val, const char *optarg, int remote)
 	return 0;
 }
 
+/* --distenv-resume (plugin/lf/lf_ckpt.h). */
+static int opt_resume(int val, const char *optarg, int remote)
+{
+	struct distenv_request *req = &distenv_state.req;
+
+	(void)val;
+	if (lf_parse_resume(optarg, "--distenv-resume", &req->resume,
+			    req->resume_path, sizeof(req->resume_path),
+			    &distenv_state.option_error))
+		return reject(remote);
+	return 0;
+}
+
 static struct spank_option options[] = {
 	{"distenv", "[torchrun|tasks|off]",
 	 "Derive NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT, NPROC_PER_NODE, "
@@ -197,6 +211,11 @@ static struct spank_option options[] = {
 	{"distenv-gpu-mem", "SIZE",
 	 "GPU memory per GPU for the memory plan (80G)",
 	 1, 0, opt_gpu_mem},
+	{"distenv-resume", "auto|off|PATH",
+	 "Checkpoint to resume from with --distenv-lf-config: auto (the "
+	 "newest complete on the node; default on a requeued job), off, or "
+	 "a checkpoint directory",
+	 1, 0, opt_resume},
 	SPANK_OPTIONS_TABLE_END};
 
 int distenv_options_register(spank_t sp)

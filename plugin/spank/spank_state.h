@@ -57,8 +57,7 @@ int distenv_remote_user_init(spank_t sp);
  * (readable regular file, parses), and the task-side preparation, as the
  * user, after the derivation; -1 with err fails the step. */
 int distenv_lf_config_check(const char *path, struct distenv_error *err);
-int distenv_remote_lf_prepare(spank_t sp, char **envp,
-			      struct distenv_error *err);
+int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err);
 
 /* slurmstepd, per task, as the user: derive and export. */
 int distenv_remote_task_init(spank_t sp);

@@ -145,12 +145,13 @@ int distenv_remote_task_init(spank_t sp)
 	}
 	if (distenv_error_is_set(&st->site_error))
 		return report(sp, &st->site_error);
+	/* envp is stale after this: spank_setenv may move the array. */
 	if (derive_and_export(sp, &site, envp, batch, mode, &err))
 		return report(sp, &err);
 	/* LLaMA-Factory preparation: srun steps only (the batch script
 	 * launches them). */
 	if (st->req.lf_config[0] && !batch &&
-	    distenv_remote_lf_prepare(sp, envp, &err))
+	    distenv_remote_lf_prepare(sp, &err))
 		return report(sp, &err);
 	return 0;
 }

@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# Long runs (issue 8): the DPO templates requeue themselves on the
+# warning before the time limit and the next start resumes from the newest
+# checkpoint that every node holds complete (--distenv-resume,
+# plugin/lf/lf_ckpt.h), on the namespace Slurm cluster with node-local
+# disks (cluster.sh --node-local) and the real CPU DPO trainer of
+# tests/cluster/templates.bats (2 nodes x 2 processes).
+#
+# The warning: Slurm's time limit has minute granularity and the signal of
+# --signal=B:USR1@SECONDS comes at most that early, so the tests send the
+# same signal to the batch shell themselves (scancel --batch --signal=USR1),
+# as slurmctld does when the time limit nears.
+#
+# A requeued job waits: Slurm 22.05 gives it a BeginTime about two minutes
+# ahead (the credential lifetime, cred_expire in AuthInfo, default 120 s) so
+# that its old steps' credentials expire first. The tests start it at once
+# with `scontrol update JobId=... StartTime=now` (wait_requeued); a real job
+# just starts two minutes later.
+
+load helpers
+
+LFBIN="$TOP/tests/cluster/lf/bin"
+TPL="$TOP/templates"
+TINY="$TOP/tests/cluster/lf/tiny_model"
+LOCAL="$DISTENV_CLUSTER_DIR/node-local"
+
+setup_file() {
+	load helpers
+	cluster_up 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"
+}
+
+teardown_file() {
+	load helpers
+	cluster_down
+}
+
+setup() {
+	cluster_env
+	plugstack_with_distenv
+	cd "$BATS_FILE_TMPDIR" || return 1
+	export PATH="$LFBIN:$PATH" TMPDIR="$LOCAL"
+	sbatch --help 2>&1 | grep -q -- '--distenv-resume' ||
+		skip "the plugin has no --distenv-resume"
+}
+
+refute() {
+	if "$@"; then
+		echo "unexpected success: $*" >&2
+		return 1
+	fi
+}
+
+# test_yaml OUT KEY=VALUE...: the template's YAML with the test's model,
+# data and small settings (as tests/cluster/templates.bats): 4 steps an
+# epoch, a checkpoint every 4 steps.
+test_yaml() {
+	local out=$1
+	shift
+	/usr/bin/python3 - "$TPL/lf/qwen2_72b_full_dpo.yaml" "$out" "model_name_or_path=$TINY" \
+		"dataset_dir=$TPL/data" "deepspeed=$TPL/deepspeed/ds_z3.json" learning_rate=0.02 \
+		gradient_accumulation_steps=1 logging_steps=1 save_steps=4 num_train_epochs=2.0 \
+		ddp_timeout=60 "$@" <<'EOF'
+import sys, yaml
+src, out, *pairs = sys.argv[1:]
+with open(src) as f:
+    d = yaml.safe_load(f)
+for kv in pairs:
+    k, v = kv.split("=", 1)
+    d[k] = yaml.safe_load(v)
+with open(out, "w") as f:
+    yaml.safe_dump(d, f, sort_keys=False)
+EOF
+}
+
+# template_copy OUT YAML: dpo_full_zero3.sbatch with only its parameter
+# block replaced (2 CPU nodes, 2 processes each), the rest byte for byte.
+template_copy() {
+	local out=$1 yaml=$2
+	PARAMS=$(printf '%s\n' "#SBATCH --job-name=dpo-requeue" "#SBATCH --nodes=2" \
+		"#SBATCH --time=10" "#SBATCH --distenv-nproc=2" \
+		"#SBATCH --distenv-lf-config=$yaml" "#SBATCH --signal=B:USR1@60" \
+		"#SBATCH --open-mode=append") awk '
+		/^# ---- parameters/ { print; print ENVIRON["PARAMS"]; skip = 1; next }
+		/^# ---- end of parameters/ { skip = 0 }
+		!skip { print }' "$TPL/dpo_full_zero3.sbatch" >"$out"
+	diff <(sed '/^# ---- parameters/,/^# ---- end of parameters/d' "$TPL/dpo_full_zero3.sbatch") \
+		<(sed '/^# ---- parameters/,/^# ---- end of parameters/d' "$out")
+}
+
+job_field() {
+	scontrol -o show job "$1" 2>/dev/null | grep -oE "(^| )$2=[^ ]*" | cut -d= -f2
+}
+
+# wait_state ID REGEX: until the job's state matches (<= 2 min)
+wait_state() {
+	local s
+	for _ in $(seq 1 240); do
+		s=$(job_field "$1" JobState)
+		[[ $s =~ ^($2)$ ]] && return 0
+		sleep 0.5
+	done
+	echo "job $1: state $s, wanted $2" >&2
+	return 1
+}
+
+# wait_line FILE REGEX: until a line of FILE matches (<= 2 min)
+wait_line() {
+	for _ in $(seq 1 240); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	echo "timed out waiting for /$2/ in $1" >&2
+	cat "$1" >&2
+	return 1
+}
+
+# wait_requeued ID: the requeued job is pending again; start it now
+# instead of at its BeginTime (see the header)
+wait_requeued() {
+	wait_state "$1" PENDING
+	job_field "$1" Reason >&2
+	scontrol update JobId="$1" StartTime=now
+}
+
+# losses FILE: "step loss" lines logged by rank 0, in order
+losses() {
+	grep -oE 'rank 0/4 node=n1: step [0-9]+/[0-9]+ loss=[0-9.]+' "$1" |
+		sed -E 's/.*step ([0-9]+)\/[0-9]+ loss=/\1 /'
+}
+
+@test "template requeue: USR1 before the time limit requeues the job; checkpoint-8 cut on n2, so both nodes resume from checkpoint-4 and finish the 12 planned steps with the uninterrupted loss curve" {
+	test_yaml rq.yaml "output_dir=$LOCAL/rq" num_train_epochs=3.0
+	template_copy rq.sbatch "$BATS_FILE_TMPDIR/rq.yaml"
+	# the trainer's pause knob is for the first start only: the job's
+	# environment is the same on every start
+	mkdir -p bin
+	cat >bin/llamafactory-cli <<EOF
+#!/bin/bash
+if [ "\${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then unset DPO_TEST_PAUSE_AFTER; fi
+exec "$LFBIN/llamafactory-cli" "\$@"
+EOF
+	chmod +x bin/llamafactory-cli
+	export PATH="$BATS_FILE_TMPDIR/bin:$PATH"
+	# first start: pause after checkpoint-8, then "the time limit nears"
+	id=$(DPO_TEST_PAUSE_AFTER=8 DPO_SAVE_GRACE=1 DPO_MAX_RESTARTS=2 \
+		sbatch --parsable -o rq.out -e rq.out rq.sbatch)
+	wait_line rq.out 'paused after checkpoint-8'
+	scancel --batch --signal=USR1 "$id"
+	wait_line rq.out "dpo: requeueing job $id \(restart 1 of at most 2\)"
+	wait_state "$id" PENDING
+	# the save of checkpoint-8 was cut on n2: rank 3's optimizer state
+	# never reached the disk
+	srun -w n2 -N1 rm "$LOCAL/rq/checkpoint-8/global_step8/bf16_zero_pp_rank_3_mp_rank_00_optim_states.pt"
+	wait_requeued "$id"
+	wait_state "$id" 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
+	cat rq.out
+	[ "$(job_field "$id" JobState)" = COMPLETED ]
+	[ "$(job_field "$id" Restarts)" = 1 ]
+	grep -q '^dpo: start 2 (restart 1 of at most 2)' rq.out
+	# each node's view, and why n2 skipped checkpoint-8
+	grep -qE "^distenv: n1: resume from checkpoint-8 \(newest complete on this node of 2\)$" rq.out
+	grep -qE "^distenv: n2: resume from checkpoint-4 \(newest complete on this node of 2\); skipped checkpoint-8: partial, 1 file\(s\) missing here, first checkpoint-8/global_step8/bf16_zero_pp_rank_3_mp_rank_00_optim_states.pt$" rq.out
+	grep -qF "dpo: nodes' newest complete checkpoints: $LOCAL/rq/checkpoint-8 $LOCAL/rq/checkpoint-4 -> resume: $LOCAL/rq/checkpoint-4" rq.out ||
+		grep -qF "dpo: nodes' newest complete checkpoints: $LOCAL/rq/checkpoint-4 $LOCAL/rq/checkpoint-8 -> resume: $LOCAL/rq/checkpoint-4" rq.out
+	for r in 0 1 2 3; do
+		grep -qE "rank $r/4 node=n[12]: resumed from checkpoint-4 at step 4 of 12" rq.out
+	done
+	grep -q 'done step 12' rq.out
+	# the loss curve: steps 1-8, then 5-12 again from checkpoint-4; the
+	# repeated steps match the first start's to the last digit, so the
+	# restart adds no jump
+	losses rq.out >all.losses
+	cat all.losses
+	[ "$(cut -d' ' -f1 all.losses | tr '\n' ' ')" = "1 2 3 4 5 6 7 8 5 6 7 8 9 10 11 12 " ]
+	diff <(sed -n '5,8p' all.losses) <(sed -n '9,12p' all.losses)
+	# and the resumed curve (1-4, then 5-12) has no step larger than the
+	# largest step of the uninterrupted part
+	sed -n '1,4p;9,16p' all.losses | awk '
+		NR > 1 { d = $2 - prev; if (d < 0) d = -d; if ($1 == 5) jump = d; else if (d > big) big = d }
+		{ prev = $2 }
+		END { print "restart step", jump, "largest other", big; exit !(jump <= big) }'
+}
+
+@test "template requeue: restart cap reached: USR1 is answered with a clear message and no requeue; training goes on until the job's end, which is final" {
+	test_yaml cap.yaml "output_dir=$LOCAL/cap"
+	template_copy cap.sbatch "$BATS_FILE_TMPDIR/cap.yaml"
+	id=$(DPO_TEST_PAUSE_AFTER=4 DPO_SAVE_GRACE=1 DPO_MAX_RESTARTS=0 \
+		sbatch --parsable -o cap.out -e cap.out cap.sbatch)
+	wait_line cap.out 'paused after checkpoint-4'
+	scancel --batch --signal=USR1 "$id"
+	wait_line cap.out 'restart cap reached'
+	# not requeued: still the first start, still running, the step intact
+	sleep 3
+	cat cap.out
+	[ "$(job_field "$id" JobState)" = RUNNING ]
+	[ "$(job_field "$id" Restarts)" = 0 ]
+	refute grep -qE 'Terminated|aborted|FAILED' cap.out
+	# the time limit ends it (here: scancel); nothing starts it again
+	scancel "$id"
+	wait_state "$id" 'CANCELLED|FAILED|COMPLETED|TIMEOUT'
+	sleep 2
+	cat cap.out
+	[ "$(job_field "$id" JobState)" = CANCELLED ]
+	[ "$(job_field "$id" Restarts)" = 0 ]
+	grep -qF 'dpo: time limit near, restart cap reached (0 of 0 restarts): not requeued; training goes on until the time limit ends the job. Resubmit to continue from the newest checkpoint.' cap.out
+	refute grep -q 'requeueing' cap.out
+	[ "$(grep -c '^dpo: start ' cap.out)" -eq 1 ]
+}
