@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "distenv_net.h"
+#include "distenv_step.h"
 
 struct net_fixture {
 	struct distenv_iface ifaces[8];
@@ -61,6 +62,30 @@ static inline void fx_cluster_node(struct net_fixture *f, int i,
 	fx_iface(f, "eth1", ip, 24, 1);
 	snprintf(ip, sizeof(ip), "10.77.0.%d", i);
 	fx_iface(f, "eth0", ip, 24, 1);
+}
+
+/* The second node (index 1) of a 2-node srun step JOB.STEP, one task
+ * per node (task 1), on Linux's default ephemeral range, with envp as
+ * the task's environment. */
+static inline void fx_worker_step(struct distenv_step *s, uint32_t job,
+				  uint32_t step, const char *node,
+				  const char *master, const char **envp)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = DISTENV_STEP_TASKS;
+	s->job_id = job;
+	s->step_id = step;
+	s->nnodes = 2;
+	s->node_id = 1;
+	s->ntasks = 2;
+	s->local_ntasks = 1;
+	s->procid = 1;
+	s->localid = 0;
+	snprintf(s->node_name, sizeof(s->node_name), "%s", node);
+	snprintf(s->master_host, sizeof(s->master_host), "%s", master);
+	s->ephemeral_lo = 32768;
+	s->ephemeral_hi = 60999;
+	s->envp = envp;
 }
 
 #endif
