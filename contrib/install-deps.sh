@@ -9,7 +9,7 @@ packages=(
 	slurmctld slurmd slurm-client munge
 	libcmocka-dev bats shellcheck
 	clang libclang-rt-14-dev valgrind # fuzzers (libFuzzer is in libclang-rt-14-dev), tests/sanitize.sh
-	python3-torch python3-yaml iproute2 util-linux procps
+	python3-torch python3-yaml iproute2 util-linux procps git
 	debhelper man-db # the Debian package and its test (tests/cluster/package.bats)
 )
 
