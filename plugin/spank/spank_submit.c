@@ -1,8 +1,11 @@
 /*
  * spank_submit.c: srun, sbatch and salloc, after option parsing. Option
  * values were checked in their callbacks already; what is left is a
- * broken plugstack line, which only stops commands that ask for distenv.
+ * broken plugstack line, which only stops commands that ask for distenv,
+ * and options that do nothing without --distenv.
  */
+#include <stdio.h>
+
 #include <slurm/spank.h>
 
 #include "spank_state.h"
@@ -22,5 +25,11 @@ int distenv_submit_post_opt(spank_t sp)
 			    "your admin, or run without --distenv");
 		return -1;
 	}
+	/* The run preparation rides on the derivation: without distenv the
+	 * option would be dropped without a word. */
+	if (mode == DISTENV_MODE_OFF && distenv_state.req.lf_config[0])
+		fprintf(stderr, "distenv: warning: --distenv-lf-config does "
+				"nothing without --distenv (unless the site "
+				"file turns distenv on for the partition)\n");
 	return 0;
 }
