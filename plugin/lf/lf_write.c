@@ -67,16 +67,6 @@ static size_t char_to_byte(const struct lf_doc *d, size_t idx)
 	return i;
 }
 
-/* The indentation of key, in bytes from the start of its line. */
-static size_t key_indent(const struct lf_doc *d, const yaml_node_t *key)
-{
-	size_t at = char_to_byte(d, key->start_mark.index), line = at;
-
-	while (line > 0 && d->text[line - 1] != '\n')
-		line--;
-	return at - line;
-}
-
 struct span {
 	size_t start, end; /* bytes */
 	const char *text;
@@ -200,9 +190,12 @@ int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 		n++;
 	}
 	if (root->data.mapping.pairs.top > root->data.mapping.pairs.start)
-		indent_cols = key_indent(
-			y, yaml_document_get_node(
-				   &y->ydoc, root->data.mapping.pairs.start->key));
+		/* The block mapping's own column, where its first key or
+		 * `?` indicator stands (an explicit key's text can start
+		 * later), as libyaml counts it: it knows every YAML line break
+		 * (\r, \n, \r\n), and lf_doc.c drops a byte-order mark it
+		 * would count (tests/fuzz/fuzz_lf_yaml found all three). */
+		indent_cols = root->start_mark.column;
 	qsort(spans, n, sizeof(*spans), cmp_span);
 	put_header(&b, header);
 	for (i = 0; i < n; i++) {

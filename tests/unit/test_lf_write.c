@@ -151,9 +151,10 @@ static void replace_in_place_and_empty_values(void **state)
 	lf_doc_free(&d);
 }
 
-/* A file that starts with a UTF-8 byte-order mark: edits land on the
- * right bytes and added keys at the top level's column (fuzz_lf_yaml). */
-static void byte_order_mark(void **state)
+/* A file that starts with a UTF-8 byte-order mark or a carriage return:
+ * edits land on the right bytes and added keys at the top level's column
+ * (fuzz_lf_yaml). */
+static void leading_bom_or_cr(void **state)
 {
 	const char *src = "\xEF\xBB\xBFstage: dpo\nsave_on_each_node: false\n";
 	struct lf_yaml_edit ed[] = {{"save_on_each_node", "true"},
@@ -168,6 +169,15 @@ static void byte_order_mark(void **state)
 	assert_int_equal(lf_write_yaml(&d, ed, 2, NULL, &out, &len, &e), 0);
 	assert_string_equal(out, "stage: dpo\nsave_on_each_node: true\n\n"
 				 "### added by distenv\ndeepspeed: \"/x.json\"\n");
+	free(out);
+	lf_doc_free(&d);
+	/* A lone carriage return is a YAML line break too: the key after
+	 * it is at column 0 (fuzz_lf_yaml). */
+	src = "\rstage: dpo\n";
+	assert_int_equal(lf_doc_load(&d, "t", src, strlen(src), &e), 0);
+	assert_int_equal(lf_write_yaml(&d, ed + 1, 1, NULL, &out, &len, &e), 0);
+	assert_string_equal(out, "\rstage: dpo\n\n### added by distenv\n"
+				 "deepspeed: \"/x.json\"\n");
 	free(out);
 	lf_doc_free(&d);
 }
@@ -221,7 +231,7 @@ int main(void)
 		cmocka_unit_test(lora_dpo_round_trip),
 		cmocka_unit_test(replace_in_place_and_empty_values),
 		cmocka_unit_test(ds_offload_added_and_removed),
-		cmocka_unit_test(byte_order_mark),
+		cmocka_unit_test(leading_bom_or_cr),
 	};
 
 	return cmocka_run_group_tests_name("lf_write", tests, NULL, NULL);
