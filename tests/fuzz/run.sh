@@ -21,6 +21,16 @@ out=${DISTENV_FUZZ_BUILD:-$top/_build-fuzz}
 export DISTENV_FUZZ_BUILD=$out
 per=${SECONDS_PER_TARGET:-40}
 total=${FUZZ_TOTAL_SECONDS:-480}
+# FUZZ_SEED set: a reproducible run, the same inputs in the same order
+# on any machine, with each target's executions from tests/fuzz/runs.txt
+# (SECONDS_PER_TARGET still caps it). Unset: a fresh random search.
+seed=${FUZZ_SEED:-}
+
+# runs_for TARGET: its line in tests/fuzz/runs.txt, else the default line.
+runs_for() {
+	awk -v t="$1" '$1 == t {r = $2} $1 == "default" {d = $2}
+		END {print (r != "" ? r : d)}' tests/fuzz/runs.txt
+}
 
 targets=()
 for f in tests/fuzz/fuzz_*.c; do
@@ -67,7 +77,9 @@ for t in "${targets[@]}"; do
 	seeds=()
 	[ -d "tests/fuzz/corpus/$t" ] && seeds=("tests/fuzz/corpus/$t")
 	log="$out/$t.log"
-	timeout -k 10 $((per + 120)) "$bin" -max_total_time="$per" \
+	repro=()
+	[ -n "$seed" ] && repro=(-seed="$seed" -runs="$(runs_for "$t")")
+	timeout -k 10 $((per + 120)) "$bin" -max_total_time="$per" "${repro[@]}" \
 		-print_final_stats=1 -max_len=4096 -timeout=10 \
 		-rss_limit_mb=2048 -artifact_prefix="$out/artifacts/$t-" \
 		"$work" "${seeds[@]}" >"$log" 2>&1
@@ -77,7 +89,7 @@ for t in "${targets[@]}"; do
 	ncorpus=$(find "$work" -type f | wc -l)
 	printf '%s %s %s %s\n' "$t" "$execs" "$per" "$rc" >>"$stats"
 	if [ "$rc" -eq 0 ]; then
-		echo "ok $i - $t: $execs execs in $per s, no crash (seeds: ${#seeds[@]} dir, new inputs: $ncorpus)"
+		echo "ok $i - $t: $execs execs${seed:+ (seed $seed)} in at most $per s, no crash (seeds: ${#seeds[@]} dir, new inputs: $ncorpus)"
 	else
 		art=$(sed -n "s/.*Test unit written to \(.*\)$/\1/p" "$log" | tail -1)
 		echo "not ok $i - $t: exit $rc after $execs execs (artifact: ${art:-none}; log: $log)"
