@@ -6,6 +6,8 @@
 #   tests/sanitize.sh            both parts
 #   tests/sanitize.sh asan       ASan/UBSan build: cmocka tests + tests/cmd bats
 #   tests/sanitize.sh valgrind   the in-tree ./distenv under valgrind
+#   tests/sanitize.sh build      only the ASan/UBSan build (one TAP line);
+#                                tests/sanitize_cluster.sh uses it
 #
 # The ASan build is a second, out-of-tree build in _build-asan/
 # (gitignored). Automake refuses a VPATH build beside a configured source
@@ -20,12 +22,8 @@ cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 what=${1:-all}
 build=${DISTENV_ASAN_BUILD:-$top/_build-asan}
-n=0
-
-tap() { # tap ok|not-ok TEXT
-	n=$((n + 1))
-	if [ "$1" = ok ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+# shellcheck source=tests/tap.bash
+. tests/tap.bash
 
 # The environment of one task of a one-node step, as tests/cmd sets it.
 fake_step_env() {
@@ -39,11 +37,13 @@ fake_step_env() {
 		CUDA_VISIBLE_DEVICES SLURM_GPUS_ON_NODE WORLD_SIZE
 }
 
-asan() {
-	local src=$build/src reports=$build/reports flags t rc out
+# asan_build: (re)build the tree in $build/src with ASan and UBSan; the
+# plugin is $build/src/.libs/distenv.so, the command $build/src/distenv.
+asan_build() {
+	local src=$build/src flags
 	echo "# ASan/UBSan build in $src"
-	rm -rf "$src" "$reports"
-	mkdir -p "$src" "$reports"
+	rm -rf "$src"
+	mkdir -p "$src"
 	{
 		git ls-files --cached --others --exclude-standard
 		for f in configure Makefile.in aclocal.m4 config.h.in build-aux m4; do
@@ -59,9 +59,16 @@ asan() {
 		make -j"$(nproc)" check TESTS= >>"$build/make.log" 2>&1); then
 		tap not-ok "asan: build in $src (see $build/configure.log, $build/make.log)"
 		tail -15 "$build/make.log" 2>/dev/null | sed 's/^/#   /'
-		return
+		return 1
 	fi
 	tap ok "asan: build with -fsanitize=address,undefined"
+}
+
+asan() {
+	local src=$build/src reports=$build/reports t rc out
+	asan_build || return
+	rm -rf "$reports"
+	mkdir -p "$reports"
 
 	export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:exitcode=86"
 	export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0:exitcode=86"
@@ -71,14 +78,7 @@ asan() {
 		[ -x "$t" ] || continue
 		out=$(CMOCKA_MESSAGE_OUTPUT=TAP "$t" 2>&1)
 		rc=$?
-		# Renumber: one plan for the whole file.
-		while IFS= read -r line; do
-			case "$line" in
-			"ok "[0-9]*) tap ok "asan: ${t##*/}: ${line#* - }" ;;
-			"not ok "[0-9]*) tap not-ok "asan: ${t##*/}: ${line#* - }" ;;
-			"#"*) echo "$line" ;;
-			esac
-		done <<<"$out"
+		tap_relay "asan: ${t##*/}: " <<<"$out"
 		if [ "$rc" -eq 0 ]; then
 			tap ok "asan: ${t##*/} exits 0 (no leak, no sanitizer report)"
 		else
@@ -88,19 +88,8 @@ asan() {
 	# The copies of the bats files, so that every one of them (those
 	# that name ../../distenv too) runs the ASan build of the command.
 	out=$(DISTENV_BIN="$src/distenv" bats --tap "$src"/tests/cmd/*.bats 2>&1)
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "[0-9]*) tap ok "asan: distenv command: ${line#ok * }" ;;
-		"not ok "[0-9]*) tap not-ok "asan: distenv command: ${line#not ok * }" ;;
-		"#"*) echo "$line" ;;
-		esac
-	done <<<"$out"
-	if compgen -G "$reports/*" >/dev/null; then
-		tap not-ok "asan: sanitizer reports in $reports"
-		head -40 "$reports"/* | sed 's/^/#   /'
-	else
-		tap ok "asan: no ASan, LSan or UBSan report from any test"
-	fi
+	tap_relay "asan: distenv command: " <<<"$out"
+	tap_no_reports "$reports" "asan: unit and command tests (ASan, LSan, UBSan)"
 	unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 }
 
@@ -154,6 +143,7 @@ valgrind_part() {
 }
 
 case "$what" in
+build) asan_build ;;
 asan) asan ;;
 valgrind) valgrind_part ;;
 *)

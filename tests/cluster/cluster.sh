@@ -20,6 +20,10 @@
 #             sees its own private tmpfs at DIR, like a node-local disk;
 #             the root namespace and the other nodes see their own DIR.
 #
+# DISTENV_CLUSTER_SLURMD_PRELOAD="LIB ...": LD_PRELOAD for the slurmds
+#             only (and so their slurmstepds), e.g. the ASan runtime for
+#             tests/sanitize_cluster.sh; munged and slurmctld never get it.
+#
 # Must run as root.  Needs: iproute2, util-linux (unshare, setsid, setpriv),
 # slurmctld, slurmd, munged (Slurm 22.05 as packaged by Debian 12).
 
@@ -495,7 +499,9 @@ do_start() {
 		spawn slurmd "$PIDS/slurmd-n$i.pid" "$LOG_DIR/slurmd-n$i.out" \
 			ip netns exec "$NS_PREFIX$i" unshare --uts \
 			sh -c 'if [ -n "$3" ]; then mount -t tmpfs -o size=64m,mode=1777 "node-local-$1" "$3" || exit 1; fi
-				hostname "$1" && exec slurmd -D -f "$2" -N "$1"' sh "n$i" "$CONF" "$local_dir"
+				hostname "$1" || exit 1
+				if [ -n "$4" ]; then export LD_PRELOAD="$4"; fi
+				exec slurmd -D -f "$2" -N "$1"' sh "n$i" "$CONF" "$local_dir" "${DISTENV_CLUSTER_SLURMD_PRELOAD:-}"
 	done
 
 	log "waiting (<= ${START_TIMEOUT}s) for $nodes idle nodes"

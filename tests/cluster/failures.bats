@@ -121,7 +121,7 @@ timed() {
 }
 
 @test "plugin 'optional' with a broken plugstack argument: Slurm ignores the plugin's failure, so --distenv jobs run without distenv's variables and print the error" {
-	echo "optional $TOP/.libs/distenv.so colour=blue" >"$PLUGSTACK"
+	echo "optional $PLUGIN colour=blue" >"$PLUGSTACK"
 	run srun -N2 bash -c 'echo "RAN $SLURMD_NODENAME ${NNODES:-none}"'
 	[ "$status" -eq 0 ]
 	[ "$(grep -c '^RAN n[12] none$' <<<"$output")" -eq 2 ]

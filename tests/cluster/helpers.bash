@@ -4,6 +4,12 @@
 # shellcheck disable=SC2034 # the variables below are used by the .bats files that load this
 TOP=${DISTENV_TOP:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 CLUSTER="$TOP/tests/cluster/cluster.sh"
+# The plugin and the command under test: the tree's build, or another
+# build of them (tests/sanitize_cluster.sh runs this suite again with the
+# ASan/UBSan build, and puts wrappers that load the ASan runtime into
+# srun, sbatch and salloc first in PATH: DISTENV_WRAPPER_DIR).
+PLUGIN=${DISTENV_PLUGIN:-$TOP/.libs/distenv.so}
+COMMAND_DIR=${DISTENV_COMMAND_DIR:-$TOP}
 export DISTENV_CLUSTER_DIR=${DISTENV_CLUSTER_DIR:-/tmp/distenv-cluster}
 PLUGSTACK="$DISTENV_CLUSTER_DIR/plugstack.conf"
 GLOO="$TOP/tests/cluster/gloo_allreduce.py"
@@ -21,9 +27,9 @@ cluster_up() {
 	local nodes=$1 args=${2:-} conf
 	shift
 	[ $# -eq 0 ] || shift
-	[ -f "$TOP/.libs/distenv.so" ] || { echo "build first: no .libs/distenv.so" >&2; return 1; }
+	[ -f "$PLUGIN" ] || { echo "build first: no $PLUGIN" >&2; return 1; }
 	conf=$(mktemp)
-	echo "required $TOP/.libs/distenv.so $args" >"$conf"
+	echo "required $PLUGIN $args" >"$conf"
 	"$CLUSTER" stop >/dev/null 2>&1 || true
 	"$CLUSTER" start -n "$nodes" --plugstack "$conf" --resv-ports "$@" >/dev/null
 	local rc=$?
@@ -52,11 +58,12 @@ cluster_down() {
 cluster_env() {
 	# shellcheck disable=SC1091
 	source "$DISTENV_CLUSTER_DIR/env.sh"
-	export PATH="$TOP:$PATH" # the freshly built distenv command
+	# the freshly built distenv command (and the sanitizer wrappers)
+	export PATH="${DISTENV_WRAPPER_DIR:+$DISTENV_WRAPPER_DIR:}$COMMAND_DIR:$PATH"
 }
 
 plugstack_with_distenv() {
-	echo "required $TOP/.libs/distenv.so ${1:-}" >"$PLUGSTACK"
+	echo "required $PLUGIN ${1:-}" >"$PLUGSTACK"
 }
 
 plugstack_without_distenv() {
