@@ -173,6 +173,33 @@ with_site() {
 	grep -qx '1: VARS unset unset' <<<"$output"
 }
 
+@test "a partition's topology_xml gives its jobs the HCAs of their GPUs, also when only the partition's default_mode turns distenv on" {
+	xml="$TOP/tests/topo/jureca-dc-gpu-jrc0323.hwloc2.xml"
+	f=$(site_file topo.yaml <<-EOF
+	default_mode: "off"
+	partitions:
+	  debug:
+	    default_mode: torchrun
+	    topology_xml: $xml
+	EOF
+	)
+	with_site "$f"
+	# No --distenv: the partition's default turns it on, and its
+	# recorded topology (a JURECA-DC GPU node) ranks the HCAs.
+	run env CUDA_VISIBLE_DEVICES=2,3 srun -N2 -l bash -c 'echo "HCA $SLURMD_NODENAME ${NCCL_IB_HCA:-unset}"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx '0: HCA n1 =mlx5_2:1,mlx5_3:1' <<<"$output"
+	grep -qx '1: HCA n2 =mlx5_2:1,mlx5_3:1' <<<"$output"
+	run env CUDA_VISIBLE_DEVICES=0 srun -N1 --distenv-show bash -c 'echo "HCA ${NCCL_IB_HCA:-unset}"'
+	echo "$output"
+	grep -qx 'HCA =mlx5_0:1' <<<"$output"
+	grep -qF 'NCCL_IB_HCA==mlx5_0:1  [set] HCAs closest to GPUs 0 (CUDA_VISIBLE_DEVICES)' <<<"$output"
+	# --distenv=off still wins: no topology, no variable.
+	run env CUDA_VISIBLE_DEVICES=2,3 srun -N1 --distenv=off bash -c 'echo "HCA ${NCCL_IB_HCA:-unset}"'
+	grep -qx 'HCA unset' <<<"$output"
+}
+
 @test "a partition's default_mode turns distenv on for its jobs" {
 	f=$(site_file mode.yaml <<-'EOF'
 	default_mode: "off"
