@@ -135,11 +135,14 @@ rm -f "$conf" "$reports"/*
 trap - EXIT
 
 # --- the suite ---------------------------------------------------------------
-# DISTENV_SANITIZE_BATS="a.bats b.bats" runs only those.
+# DISTENV_SANITIZE_BATS="a.bats b.bats" runs only those files.
 files=()
 for f in ${DISTENV_SANITIZE_BATS:-tests/cluster/*.bats}; do
 	[ "$f" = tests/cluster/package.bats ] || files+=("$f")
 done
-tap_relay "asan cluster: " < <(DISTENV_TOP=$top bats --tap "${files[@]}" 2>&1)
+# DISTENV_SANITIZE_FILTER=REGEX runs only the tests whose name matches.
+filter=()
+[ -z "${DISTENV_SANITIZE_FILTER:-}" ] || filter=(-f "$DISTENV_SANITIZE_FILTER")
+tap_relay "asan cluster: " < <(DISTENV_TOP=$top bats --tap "${filter[@]}" "${files[@]}" 2>&1)
 tests/cluster/cluster.sh stop >/dev/null 2>&1
 tap_no_reports "$reports" "asan cluster: srun, sbatch, salloc, slurmd, slurmstepd and tasks"

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -25,12 +27,23 @@ static int report(spank_t sp, const struct distenv_error *err)
 	char line[3 * DISTENV_ERROR_TEXT];
 	int local_id = 0;
 
+	/* srun --kill-on-bad-exit=1 ends the step on the first failed
+	 * task's exit, and could drop a message slurmstepd had not yet
+	 * forwarded (distenv_sys_drain.c). So, on this failure path only,
+	 * the task that prints waits until its stderr pipe is read (at most
+	 * 2 s) and 100 ms more for the I/O thread to send it on; the node's
+	 * other tasks, which print nothing, wait 300 ms before they fail. */
 	if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS &&
-	    local_id != 0)
+	    local_id != 0) {
+		struct timespec t = {0, 300 * 1000000L};
+
+		nanosleep(&t, NULL);
 		return -1;
+	}
 	distenv_error_format(err, line, sizeof(line));
 	fprintf(stderr, "distenv: error: %s\n", line);
 	fflush(stderr);
+	distenv_pipe_wait_drained(STDERR_FILENO, 2000, 100);
 	return -1;
 }
 

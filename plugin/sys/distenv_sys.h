@@ -59,6 +59,17 @@ int distenv_first_host(const char *nodelist, const char *where, char *buf,
 		       size_t len, struct distenv_error *err);
 
 /*
+ * Wait until the reader of the pipe fd (a task's stderr, which
+ * slurmstepd forwards to srun) has read every byte written to it, polling
+ * FIONREAD (pipe(7)) every 5 ms for at most max_ms milliseconds; then
+ * sleep settle_ms more, so that the reader can pass the bytes on. For the
+ * failure path of task_init (distenv_sys_drain.c says why).
+ * Returns 1 when drained, 0 when max_ms passed first, -1 when fd is no
+ * pipe (a file or a terminal: nothing to wait for; no sleep then).
+ */
+int distenv_pipe_wait_drained(int fd, int max_ms, int settle_ms);
+
+/*
  * The whole derivation for the task whose environment is envp, as both
  * the SPANK glue and the distenv command run it: step facts from envp
  * (batch as for distenv_step_from_env), the kernel's ephemeral range,

@@ -385,8 +385,11 @@ srun --kill-on-bad-exit=1 llamafactory-cli train '"$BATS_FILE_TMPDIR"'/off.yaml'
 	grep -q 'rank 0/4 node=n1: done step 4' no.sbatch.out
 	test_yaml "$TPL/lf/qwen2_72b_full_dpo_offload.yaml" no.yaml "output_dir=$LOCAL/no"
 	# The message is the failing task's stderr; with --kill-on-bad-exit=1
-	# srun sometimes ends the step before that reaches the output (seen
-	# once in four runs), so a second submission gets one more chance.
+	# srun ends the step on the task's exit. distenv now waits until its
+	# stderr is read before it fails the task (distenv_sys_drain.c);
+	# before that, the message was lost in 1 run of 4, and in 2 of 2
+	# attempts in one loaded run under ASan. The second submission stays
+	# as a net for a machine loaded beyond that wait.
 	for attempt in 1 2; do
 		id=$(submit no.sbatch)
 		state=$(wait_job "$id")
