@@ -42,7 +42,7 @@ fake_step_env() {
 asan_build() {
 	local src=$build/src flags
 	echo "# ASan/UBSan build in $src"
-	rm -rf "$src"
+	rm -rf "$src" "$build/build.stamp"
 	mkdir -p "$src"
 	{
 		git ls-files --cached --others --exclude-standard
@@ -61,6 +61,9 @@ asan_build() {
 		tail -15 "$build/make.log" 2>/dev/null | sed 's/^/#   /'
 		return 1
 	fi
+	# Written only after a complete build: tests/sanitize_cluster.sh
+	# rebuilds when it is missing or older than a tracked source.
+	touch "$build/build.stamp"
 	tap ok "asan: build with -fsanitize=address,undefined"
 }
 
@@ -151,3 +154,4 @@ valgrind) valgrind_part ;;
 	valgrind_part
 	;;
 esac
+tap_status

@@ -11,7 +11,8 @@
 # with it (an instrumented plugin needs the runtime loaded first):
 #   - slurmd: LD_PRELOAD (cluster.sh's DISTENV_CLUSTER_SLURMD_PRELOAD);
 #     slurmstepd inherits it from slurmd. A task's environment is the
-#     job's, not slurmstepd's, so user programs do not get it.
+#     job's, not slurmstepd's, so user programs do not get the runtime
+#     (ASAN_OPTIONS does reach them; only the ASan distenv reads it).
 #   - srun/sbatch/salloc: wrappers first in PATH that start the real
 #     program through the dynamic loader with `--preload` (glibc >= 2.33),
 #     which sets no LD_PRELOAD, so the job's environment stays clean too.
@@ -38,12 +39,21 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 0
 fi
 
-# The ASan build, rebuilt when a source is newer than its plugin.
+# The ASan build (tests/sanitize.sh build), rebuilt when its stamp is
+# missing (no build, or one that stopped half-way) or older than a
+# tracked source or the build script.
 plugin=$build/src/.libs/distenv.so
-if [ ! -f "$plugin" ] ||
-	[ -n "$(find plugin configure.ac Makefile.am -newer "$plugin" -print -quit)" ]; then
-	tap_relay "" < <(tests/sanitize.sh build)
-	[ -f "$plugin" ] || { tap not-ok "asan cluster: no $plugin"; exit 1; }
+stamp=$build/build.stamp
+if [ ! -f "$stamp" ] || [ ! -f "$plugin" ] || [ ! -x "$build/src/distenv" ] ||
+	[ -n "$(git ls-files -z plugin configure.ac Makefile.am tests/sanitize.sh |
+		xargs -0 -I{} find {} -newer "$stamp" -print | head -1)" ]; then
+	tests/sanitize.sh build 2>&1 | sed 's/^/# /'
+fi
+if [ -f "$stamp" ] && [ -f "$plugin" ] && [ -x "$build/src/distenv" ]; then
+	tap ok "asan cluster: the ASan/UBSan build in $build/src is complete and current"
+else
+	tap not-ok "asan cluster: no complete ASan/UBSan build in $build/src (see $build/make.log)"
+	exit 1
 fi
 
 runtime=$(realpath "$(gcc -print-file-name=libasan.so)")
@@ -83,10 +93,19 @@ if ! gcc -shared -fPIC -O2 "${defs[@]}" -o "$forklocks" tests/cluster/asan_fork_
 	exit 1
 fi
 preload="$runtime:$forklocks"
+# The handlers say on stderr when the runtime is not the file whose
+# offsets they hold; they must be silent.
+said=$("$loader" --preload "$preload" /bin/true 2>&1)
+if [ -z "$said" ]; then
+	tap ok "asan cluster: the fork handlers install in a process with the runtime"
+else
+	tap not-ok "asan cluster: the fork handlers do not install: $said"
+	exit 1
+fi
 
 for prog in srun sbatch salloc; do
 	real=$(command -v "$prog") || { tap not-ok "asan cluster: no $prog"; exit 1; }
-	printf '#!/bin/sh\nexec %s --preload %s %s "$@"\n' "$loader" "$preload" "$real" \
+	printf '#!/bin/sh\nexec %q --preload %q %q "$@"\n' "$loader" "$preload" "$real" \
 		>"$wrappers/$prog"
 	chmod 0755 "$wrappers/$prog"
 done
@@ -107,6 +126,7 @@ fi
 conf=$(mktemp)
 printf 'required %s\noptional %s\n' "$plugin" "$canary" >"$conf"
 trap 'tests/cluster/cluster.sh stop >/dev/null 2>&1; rm -f "$conf"' EXIT
+trap 'exit 130' INT TERM
 if tests/cluster/cluster.sh start -n 2 --plugstack "$conf" --resv-ports >/dev/null; then
 	# shellcheck disable=SC1091 # written by cluster.sh start
 	source "${DISTENV_CLUSTER_DIR:-/tmp/distenv-cluster}/env.sh"
@@ -120,19 +140,21 @@ if tests/cluster/cluster.sh start -n 2 --plugstack "$conf" --resv-ports >/dev/nu
 			tap not-ok "asan cluster: the canary's overflow in the $side was not reported"
 		fi
 	done
+	rm -f "$reports"/*
 	PATH="$wrappers:$PATH" timeout 60 srun -N2 --distenv true >/dev/null 2>&1
 	maps=/proc/$(cat "$DISTENV_CLUSTER_DIR/pids/slurmd-n1.pid")/maps
-	if grep -qs libasan "$maps" && grep -qs asan_fork_locks "$maps"; then
+	if grep -qs libasan "$maps" && grep -qs asan_fork_locks "$maps" &&
+		! grep -qs 'asan_fork_locks:' "$DISTENV_CLUSTER_DIR"/log/slurmd-*; then
 		tap ok "asan cluster: slurmd runs with the ASan runtime and its fork handlers"
 	else
-		tap not-ok "asan cluster: slurmd has no ASan runtime or fork handlers mapped"
+		tap not-ok "asan cluster: slurmd has no ASan runtime or fork handlers (maps, log/slurmd-*)"
 	fi
 	tests/cluster/cluster.sh stop >/dev/null 2>&1
+	tap_no_reports "$reports" "asan cluster: a 2-node --distenv step and the cluster's stop"
 else
 	tap not-ok "asan cluster: cannot start the canary cluster"
 fi
 rm -f "$conf" "$reports"/*
-trap - EXIT
 
 # --- the suite ---------------------------------------------------------------
 # DISTENV_SANITIZE_BATS="a.bats b.bats" runs only those files.
@@ -143,6 +165,17 @@ done
 # DISTENV_SANITIZE_FILTER=REGEX runs only the tests whose name matches.
 filter=()
 [ -z "${DISTENV_SANITIZE_FILTER:-}" ] || filter=(-f "$DISTENV_SANITIZE_FILTER")
-tap_relay "asan cluster: " < <(DISTENV_TOP=$top bats --tap "${filter[@]}" "${files[@]}" 2>&1)
+# Interrupted, this script takes bats and the cluster down with it: bats
+# runs in a session of its own (setsid execs it, so $! is its pid and
+# process group), killed as a group.
+exec {suite}< <(DISTENV_TOP=$top exec setsid bats --tap "${filter[@]}" "${files[@]}" 2>&1)
+bats_pid=$!
+trap 'kill -TERM -- "-$bats_pid" 2>/dev/null; tests/cluster/cluster.sh stop >/dev/null 2>&1' EXIT
+trap 'exit 130' INT TERM
+tap_relay "asan cluster: " <&"$suite"
+exec {suite}<&-
+wait "$bats_pid"
 tests/cluster/cluster.sh stop >/dev/null 2>&1
+trap - EXIT INT TERM
 tap_no_reports "$reports" "asan cluster: srun, sbatch, salloc, slurmd, slurmstepd and tasks"
+tap_status

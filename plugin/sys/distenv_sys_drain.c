@@ -28,23 +28,33 @@ static void sleep_ms(int ms)
 		;
 }
 
+/* Milliseconds on the monotonic clock: a loaded machine oversleeps each
+ * poll, so the bound is kept by the clock, not by counting sleeps. */
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 int distenv_pipe_wait_drained(int fd, int max_ms, int settle_ms)
 {
 	struct stat st;
-	int unread = 0, waited = 0;
-	const int step_ms = 5;
+	int unread = 0;
+	long long deadline;
 
 	if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode))
 		return -1;
+	deadline = now_ms() + max_ms;
 	for (;;) {
 		if (ioctl(fd, FIONREAD, &unread) != 0)
 			return -1;
 		if (unread == 0)
 			break;
-		if (waited >= max_ms)
+		if (now_ms() >= deadline)
 			return 0;
-		sleep_ms(step_ms);
-		waited += step_ms;
+		sleep_ms(5);
 	}
 	if (settle_ms > 0)
 		sleep_ms(settle_ms);

@@ -46,7 +46,7 @@ EOF
 	out=${lines[0]}
 	cat "$out"
 	[ "$status" -eq 0 ]
-	grep -qx 'BATCH NNODES=2 MASTER_ADDR=10.77.0.1 FORCE_TORCHRUN=1 NPROC_PER_NODE=2' "$out"
+	grep -qx "BATCH NNODES=2 MASTER_ADDR=$CLUSTER_NET.1 FORCE_TORCHRUN=1 NPROC_PER_NODE=2" "$out"
 	for r in 0 1 2 3; do
 		grep -qE "RANK $r/4 node=n[12] result=10 OK" "$out"
 	done
@@ -78,8 +78,8 @@ EOF
 	for r in 0 1 2 3; do
 		grep -qE "RANK $r/4 node=n[12] result=10 OK" <<<"$output"
 	done
-	grep -qE '^VARS 0 0 4 0 2 0 2 10.77.0.1 eth0$' <<<"$output"
-	grep -qE '^VARS 3 3 4 1 2 1 2 10.77.0.1 eth0$' <<<"$output"
+	grep -qE "^VARS 0 0 4 0 2 0 2 $CLUSTER_NET.1 eth0\$" <<<"$output"
+	grep -qE "^VARS 3 3 4 1 2 1 2 $CLUSTER_NET.1 eth0\$" <<<"$output"
 }
 
 @test "--distenv-show prints one block per node with every value and its source" {
@@ -89,10 +89,10 @@ EOF
 	grep -q '^distenv: n1: node 0 of 2 in step' <<<"$output"
 	grep -q '^distenv: n2: node 1 of 2 in step' <<<"$output"
 	grep -q '^distenv: n2:   NODE_RANK=1  \[set\] SLURM_NODEID' <<<"$output"
-	grep -qF 'distenv: n1:   MASTER_ADDR=10.77.0.1  [set] node index 0 of the step is n1; n1 resolves to 10.77.0.1 on this node (loopback 127.0.1.1 skipped)' <<<"$output"
-	grep -qxF 'distenv: n2:   MASTER_ADDR=10.77.0.1  [set] node index 0 of the step is n1; n1 resolves to 10.77.0.1 on this node' <<<"$output"
-	grep -qF 'distenv: n1:   NCCL_SOCKET_IFNAME==eth0  [set] eth0 holds the master address 10.77.0.1 (this is the master node)' <<<"$output"
-	grep -qF 'distenv: n2:   GLOO_SOCKET_IFNAME=eth0  [set] the subnet of eth0 holds the master address 10.77.0.1' <<<"$output"
+	grep -qF "distenv: n1:   MASTER_ADDR=$CLUSTER_NET.1  [set] node index 0 of the step is n1; n1 resolves to $CLUSTER_NET.1 on this node (loopback 127.0.1.1 skipped)" <<<"$output"
+	grep -qxF "distenv: n2:   MASTER_ADDR=$CLUSTER_NET.1  [set] node index 0 of the step is n1; n1 resolves to $CLUSTER_NET.1 on this node" <<<"$output"
+	grep -qF "distenv: n1:   NCCL_SOCKET_IFNAME==eth0  [set] eth0 holds the master address $CLUSTER_NET.1 (this is the master node)" <<<"$output"
+	grep -qF "distenv: n2:   GLOO_SOCKET_IFNAME=eth0  [set] the subnet of eth0 holds the master address $CLUSTER_NET.1" <<<"$output"
 	# The same MASTER_PORT on both nodes.
 	[ "$(grep -oE 'distenv: n[12]:   MASTER_PORT=[0-9]+' <<<"$output" | sed 's/.*=//' | sort -u | wc -l)" -eq 1 ]
 }
@@ -143,8 +143,8 @@ EOF
 	run salloc -N2 --distenv srun bash -c 'echo "NODE $NODE_RANK $NNODES $MASTER_ADDR"'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -qx 'NODE 0 2 10.77.0.1' <<<"$output"
-	grep -qx 'NODE 1 2 10.77.0.1' <<<"$output"
+	grep -qx "NODE 0 2 $CLUSTER_NET.1" <<<"$output"
+	grep -qx "NODE 1 2 $CLUSTER_NET.1" <<<"$output"
 }
 
 @test "bad option values fail at submission with the option named" {
@@ -192,7 +192,7 @@ EOF
 }
 
 @test "a master name that resolves only to loopback fails the step with the host, the address and the fix (case C2)" {
-	hosts=/etc/netns/dvn1/hosts
+	hosts="/etc/netns/${CLUSTER_NS}1/hosts"
 	saved=$(cat "$hosts")
 	# Rewrite in place: ip netns exec bind-mounted this very file.
 	grep -v 'n1$' <<<"$saved" >"$hosts"

@@ -38,10 +38,12 @@ static void *read_late(void *arg)
 	return NULL;
 }
 
-/* It returns only after the reader took the bytes, not before. */
+/* It returns only after the reader took the bytes, not before: at that
+ * moment the pipe is empty, though the reader (which reads 100 ms late)
+ * may not have returned from read() yet. */
 static void waits_for_the_reader(void **state)
 {
-	int p[2];
+	int p[2], unread = -1;
 	pthread_t th;
 	struct late_reader r = {0};
 
@@ -52,8 +54,10 @@ static void waits_for_the_reader(void **state)
 	r.delay_ms = 100;
 	assert_int_equal(pthread_create(&th, NULL, read_late, &r), 0);
 	assert_int_equal(distenv_pipe_wait_drained(p[1], 5000, 0), 1);
-	assert_int_equal(r.done, 1);
+	assert_int_equal(ioctl(p[0], FIONREAD, &unread), 0);
+	assert_int_equal(unread, 0);
 	pthread_join(th, NULL);
+	assert_int_equal(r.done, 1);
 	close(p[0]);
 	close(p[1]);
 }
