@@ -47,6 +47,63 @@ static int head_is_plausible(const char *head, size_t n)
 	return !in;
 }
 
+/* Most name prefixes a first element may stand for (below). */
+#define DISTENV_HOSTLIST_MAX_PREFIXES 4096ULL
+
+/* Names in one bracket group's body ("1-2,7" is 3), at least 1. */
+static unsigned long long group_size(const char *body, size_t n)
+{
+	unsigned long long size = 0, lo = 0, hi = 0;
+	int in_hi = 0;
+	size_t i;
+
+	for (i = 0; i <= n; i++) {
+		char c = i < n ? body[i] : ',';
+
+		if (c >= '0' && c <= '9') {
+			if (in_hi)
+				hi = hi * 10 + (unsigned)(c - '0');
+			else
+				lo = lo * 10 + (unsigned)(c - '0');
+		} else if (c == '-') {
+			in_hi = 1;
+			hi = 0;
+		} else { /* ',' or the end */
+			size += in_hi && hi >= lo ? hi - lo + 1 : 1;
+			lo = hi = 0;
+			in_hi = 0;
+		}
+	}
+	return size ? size : 1;
+}
+
+/*
+ * How many name prefixes libslurm's hostlist parser builds for head
+ * (already plausible): a name with several bracket groups,
+ * "rack[1-2]-node[1-4]", is their product, and the parser makes one
+ * range per combination of all groups but the last. 20 groups of [1-2]
+ * took it past libFuzzer's 10 s (tests/fuzz/fuzz_nodelist). Slurm itself
+ * writes node lists with one bracket group per name, so a large count is
+ * refused before libslurm sees it. Saturates at the limit + 1.
+ */
+static unsigned long long prefix_count(const char *head, size_t n)
+{
+	unsigned long long count = 1, last = 1;
+	size_t i, open = 0;
+
+	for (i = 0; i < n; i++) {
+		if (head[i] == '[') {
+			open = i + 1;
+		} else if (head[i] == ']') {
+			count *= last;
+			if (count > DISTENV_HOSTLIST_MAX_PREFIXES)
+				return DISTENV_HOSTLIST_MAX_PREFIXES + 1;
+			last = group_size(head + open, i - open);
+		}
+	}
+	return count;
+}
+
 int distenv_first_host(const char *nodelist, const char *where, char *buf,
 		       size_t len, struct distenv_error *err)
 {
@@ -78,6 +135,13 @@ int distenv_first_host(const char *nodelist, const char *where, char *buf,
 					 "'%s' is not a Slurm node list",
 					 distenv_printable(nodelist, shown,
 							   sizeof(shown)));
+	if (prefix_count(nodelist, i) > DISTENV_HOSTLIST_MAX_PREFIXES)
+		return distenv_error_set(err, where,
+					 "Slurm writes one bracket group per name (n[1-4]); pass the list Slurm set",
+					 "'%s' stands for more than %llu name prefixes (several bracket groups in one name)",
+					 distenv_printable(nodelist, shown,
+							   sizeof(shown)),
+					 DISTENV_HOSTLIST_MAX_PREFIXES);
 	head = strndup(nodelist, i);
 	if (!head)
 		return distenv_error_set(err, where, NULL, "out of memory");

@@ -81,6 +81,37 @@ static void errors(void **state)
 	assert_int_equal(distenv_first_host("n;1", "X", buf, sizeof(buf), &err), -1);
 }
 
+/* Several bracket groups in one name: libslurm builds one range per
+ * combination of all groups but the last. A few are fine; 20 groups of
+ * [1-2] (tests/fuzz/corpus/fuzz_nodelist/regress-many-brackets) took it
+ * past 10 s, so more than 4096 prefixes are refused before libslurm. */
+static void bracket_groups(void **state)
+{
+	char buf[256], list[400];
+	struct distenv_error err;
+	int i, used = 0;
+
+	(void)state;
+	assert_string_equal(first("rack[1-2]-node[1-4]"), "rack1-node1");
+	assert_string_equal(first("r[3,1]-s[1-2]-n[7-9]"), "r3-s1-n7");
+	/* 4096 prefixes (2^12 groups before the last) still go through. */
+	for (i = 0; i < 12; i++)
+		used += snprintf(list + used, sizeof(list) - (size_t)used, "a[1-2]");
+	snprintf(list + used, sizeof(list) - (size_t)used, "n[5-6]");
+	assert_string_equal(first(list), "a1a1a1a1a1a1a1a1a1a1a1a1n5");
+	/* One more group is refused, with the reason. */
+	snprintf(list, sizeof(list), "b[1-2]%s", "a[1-2]a[1-2]a[1-2]a[1-2]a[1-2]a[1-2]a[1-2]a[1-2]a[1-2]a[1-2]a[1-2]a[1-2]n[5-6]");
+	assert_int_equal(distenv_first_host(list, "SLURM_STEP_NODELIST", buf,
+					    sizeof(buf), &err), -1);
+	assert_string_equal(err.where, "SLURM_STEP_NODELIST");
+	assert_non_null(strstr(err.what, "stands for more than 4096 name prefixes"));
+	/* The last group is a range, not prefixes: wide is fine there,
+	 * and not before it. */
+	assert_string_equal(first("x[1-2]y[0-9999]"), "x1y0");
+	assert_int_equal(distenv_first_host("x[0-9999]y[1-2]", "X", buf,
+					    sizeof(buf), &err), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -88,6 +119,7 @@ int main(void)
 		cmocka_unit_test(step_order_is_kept),
 		cmocka_unit_test(ten_thousand_nodes),
 		cmocka_unit_test(errors),
+		cmocka_unit_test(bracket_groups),
 	};
 
 	return cmocka_run_group_tests_name("hostlist", tests, NULL, NULL);
