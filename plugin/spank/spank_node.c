@@ -75,25 +75,30 @@ int distenv_topo_load_into(const char *xml, struct distenv_topo **out,
 	return 0;
 }
 
+char **distenv_job_site(spank_t sp, struct distenv_site *site)
+{
+	const struct distenv_plugin_state *st = &distenv_state;
+	char **envp = NULL;
+
+	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
+		envp = NULL;
+	distenv_policy_site_for_env(st->have_policy ? &st->policy : NULL,
+				    &st->site, (const char *const *)envp, site);
+	return envp;
+}
+
 int distenv_remote_user_init(spank_t sp)
 {
 	struct distenv_plugin_state *st = &distenv_state;
 	struct distenv_site site; /* plugstack + policy for the partition */
-	char **envp = NULL;
 
 	if (distenv_error_is_set(&st->option_error) ||
 	    distenv_error_is_set(&st->site_error) || !is_task_step(sp) ||
 	    st->topo)
 		return 0;
-	/* The job's partition (SLURM_JOB_PARTITION in the job's
-	 * environment) picks the site policy's section, as in task_init:
-	 * it may turn distenv on by default_mode, or name the cached
-	 * topology of its node type in topology_xml. */
-	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
-		envp = NULL;
-	distenv_policy_site_for_env(st->have_policy ? &st->policy : NULL,
-				    &st->site, (const char *const *)envp,
-				    &site);
+	/* The partition's section may turn distenv on by default_mode, or
+	 * name the cached topology of its node type in topology_xml. */
+	distenv_job_site(sp, &site);
 	if (distenv_effective_mode(&site, &st->req) == DISTENV_MODE_OFF)
 		return 0;
 	/* The admin's cached topology for the node type comes first. */

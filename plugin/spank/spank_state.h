@@ -62,6 +62,13 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err);
 /* slurmstepd, per task, as the user: derive and export. */
 int distenv_remote_task_init(spank_t sp);
 
+/* The site settings for this job: the plugstack arguments and the site
+ * policy file's section for the job's partition (SLURM_JOB_PARTITION in
+ * the job's environment, S_JOB_ENV) over its top level. Returns the job's
+ * environment (NULL if Slurm gives none); it is stale after any
+ * spank_setenv. slurmstepd contexts only (user_init, task_init). */
+char **distenv_job_site(spank_t sp, struct distenv_site *site);
+
 /* Load a topology (xml NULL: native) into *out, with the summary or the
  * reason there is none in note. Returns 0, or -1 with *out NULL. */
 int distenv_topo_load_into(const char *xml, struct distenv_topo **out,

@@ -136,18 +136,14 @@ int distenv_remote_task_init(spank_t sp)
 	enum distenv_mode mode;
 	struct distenv_error err;
 	int batch = step_kind(sp);
-	char **envp = NULL;
+	char **envp;
 
 	distenv_error_clear(&err);
 	if (batch < 0)
 		return 0;
-	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
-		envp = NULL;
-	/* The site policy's section for this job's partition
-	 * (SLURM_JOB_PARTITION) may set another default mode. */
-	distenv_policy_site_for_env(st->have_policy ? &st->policy : NULL,
-				    &st->site, (const char *const *)envp,
-				    &site);
+	/* The site policy's section for this job's partition may set
+	 * another default mode. */
+	envp = distenv_job_site(sp, &site);
 	mode = distenv_effective_mode(&site, &st->req);
 	if (distenv_error_is_set(&st->option_error))
 		return report(sp, &st->option_error);
