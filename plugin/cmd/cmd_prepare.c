@@ -90,6 +90,7 @@ int distenv_cmd_prepare(int argc, char **argv)
 	req.config = req.config ? req.config : "";
 	facts.force_torchrun = distenv_env_get(envp, "FORCE_TORCHRUN");
 	facts.alloc_conf = distenv_env_get(envp, "PYTORCH_CUDA_ALLOC_CONF");
+	facts.optim_torch = distenv_env_get(envp, "OPTIM_TORCH");
 	/* SLURM_MEM_PER_NODE (MB): what --mem gave the job on each node. */
 	if (distenv_env_u32(envp, "SLURM_MEM_PER_NODE", 0, &mem, NULL) == 1)
 		facts.alloc_mem_mb = mem;
@@ -109,6 +110,11 @@ int distenv_cmd_prepare(int argc, char **argv)
 		fputs("export PYTORCH_CUDA_ALLOC_CONF=", stdout);
 		print_quoted(res.alloc_conf);
 		putchar('\n');
+	}
+	if (res.dec.optim_torch_off) {
+		puts("export OPTIM_TORCH=0");
+		if (!distenv_env_get(envp, "TORCH_NCCL_AVOID_RECORD_STREAMS"))
+			puts("export TORCH_NCCL_AVOID_RECORD_STREAMS=1");
 	}
 	lf_prepare_result_free(&res);
 	return 0;

@@ -299,6 +299,40 @@ static void merge_alloc_conf(const struct lf_inputs *in,
 	dec->alloc_conf_set = 1;
 }
 
+/*
+ * LLaMA-Factory 0.9.3-0.9.5, src/llamafactory/launcher.py: unless
+ * OPTIM_TORCH is disabled (default "1"; enabled means true, y or 1), the
+ * environment of torchrun, so of every training process, gets
+ * PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, replacing whatever
+ * value was there, and TORCH_NCCL_AVOID_RECORD_STREAMS=1. A value with
+ * more in it (the user's, or the one merged for offload) would be lost in
+ * the processes that use it: keep it by turning OPTIM_TORCH off and
+ * setting the other variable it stood for (spank_lf.c exports both).
+ */
+static void keep_alloc_conf(const struct lf_inputs *in,
+			    struct lf_decision *dec)
+{
+	const char *conf = dec->alloc_conf_set ? dec->alloc_conf :
+			   in->alloc_conf;
+
+	if (!conf || !conf[0] || !strcmp(conf, "expandable_segments:True"))
+		return;
+	if (!in->optim_torch) {
+		dec->optim_torch_off = 1;
+		change(dec, "OPTIM_TORCH=0, TORCH_NCCL_AVOID_RECORD_STREAMS=1 "
+		       "(LLaMA-Factory 0.9.3+ would replace "
+		       "PYTORCH_CUDA_ALLOC_CONF=%s by expandable_segments:True "
+		       "in the training processes)", conf);
+	} else if (truthy(in->optim_torch)) {
+		msg(dec, in, LF_WARN, "OPTIM_TORCH",
+		    "unset OPTIM_TORCH (distenv then sets it to 0 and "
+		    "TORCH_NCCL_AVOID_RECORD_STREAMS=1) or set it to 0",
+		    "OPTIM_TORCH=%s: LLaMA-Factory 0.9.3 and later replace "
+		    "PYTORCH_CUDA_ALLOC_CONF=%s by expandable_segments:True in "
+		    "the training processes", in->optim_torch, conf);
+	}
+}
+
 static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 			struct lf_decision *dec, const char *soen_where)
 {
@@ -451,6 +485,7 @@ static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
 {
 	const struct lf_listing *ls = NULL;
 	struct lf_resume_input ri;
+	struct lf_resume_result rr;
 	struct distenv_error e;
 	char last[256];
 	int have_ckpt = in->out_ls &&
@@ -504,9 +539,26 @@ static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
 	ri.gpus_per_node = in->gpus_per_node ? in->gpus_per_node : 1;
 	ri.world_size = (in->nnodes ? in->nnodes : 1) * ri.gpus_per_node;
 	ri.zero_stage = dec->zero_stage;
+	ri.restore_latest = in->out_storage == LF_STORAGE_LOCAL;
 	distenv_error_clear(&e);
-	if (lf_resume_check(ls, &ri, NULL, &e))
+	if (lf_resume_check(ls, &ri, &rr, &e)) {
 		msg(dec, in, LF_ERROR, e.where, e.fix, "%s", e.what);
+		return;
+	}
+	if (rr.latest_restorable) {
+		/* the checkpoint's directory as the trainer will open it */
+		if (ls == in->out_ls)
+			snprintf(dec->restore_dir, sizeof(dec->restore_dir),
+				 "%s/%s", dec->output_dir, dec->resume_ckpt);
+		else
+			snprintf(dec->restore_dir, sizeof(dec->restore_dir),
+				 "%s", resume);
+		snprintf(dec->restore_tag, sizeof(dec->restore_tag), "%s",
+			 rr.tag);
+		dec->restore_latest = 1;
+		change(dec, "%s/latest = %s restored on this node (DeepSpeed "
+		       "writes it on node 0 only)", dec->resume_ckpt, rr.tag);
+	}
 }
 
 int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
@@ -598,6 +650,8 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 			       "expandable segments cut fragmentation)",
 			       dec->alloc_conf);
 	}
+
+	keep_alloc_conf(in, dec);
 
 	/* Settings that fight. */
 	if (in->ds && f.param_found && f.param_cpu && dec->zero_stage != 3 &&

@@ -58,6 +58,7 @@ struct lf_inputs {
 	uint32_t nnodes, node_id, gpus_per_node;
 	const char *force_torchrun;   /* the task's FORCE_TORCHRUN, or NULL */
 	const char *alloc_conf;       /* the task's PYTORCH_CUDA_ALLOC_CONF */
+	const char *optim_torch;      /* the task's OPTIM_TORCH, or NULL */
 	enum lf_storage out_storage;  /* of output_dir (or its parent) */
 	const char *out_fs;           /* its file system name, for messages */
 	double gpu_mem;               /* bytes per GPU, 0 unknown */
@@ -85,10 +86,19 @@ struct lf_decision {
 	int gather16;
 	char alloc_conf[512];     /* PYTORCH_CUDA_ALLOC_CONF to export */
 	int alloc_conf_set;
+	/* Export OPTIM_TORCH=0 and TORCH_NCCL_AVOID_RECORD_STREAMS=1:
+	 * LLaMA-Factory 0.9.3+ would replace a PYTORCH_CUDA_ALLOC_CONF that
+	 * holds more than expandable_segments:True (keep_alloc_conf). */
+	int optim_torch_off;
 	char output_dir[1024];    /* from the YAML, "" when absent */
 	char deepspeed[1024];     /* from the YAML, "" when absent */
 	int resume;               /* a resume will happen */
 	char resume_ckpt[512];    /* the checkpoint (relative to listing) */
+	/* lf_resume.h: this node's copy lacks only DeepSpeed's `latest`;
+	 * the writer restores it as restore_dir/latest = restore_tag */
+	int restore_latest;
+	char restore_dir[1024];
+	char restore_tag[128];
 	int have_plan;
 	struct lf_mem_input mem_in;
 	struct lf_mem_plan mem;

@@ -75,6 +75,30 @@ static void add_change(struct lf_decision *dec, const char *text)
 }
 
 /*
+ * The directory the resolved copies go under: $TMPDIR, else /tmp.
+ * LLaMA-Factory 0.9.3-0.9.5's launcher.py joins the arguments of
+ * `llamafactory-cli train` into torchrun's command line with spaces and
+ * splits it again on whitespace (str.split), so a config path holding a
+ * space or a tab reaches the trainers as two arguments and the run stops.
+ * A TMPDIR with whitespace in it is passed over for /tmp, and the resolved
+ * copy's header says so.
+ */
+static const char *resolved_base(const char *tmpdir, struct lf_decision *dec)
+{
+	char text[sizeof(dec->changes[0])];
+
+	if (!tmpdir || !tmpdir[0])
+		return "/tmp";
+	if (!tmpdir[strcspn(tmpdir, " \t\n\r\v\f")])
+		return tmpdir;
+	snprintf(text, sizeof(text), "written under /tmp, not TMPDIR=\"%s\": "
+		 "LLaMA-Factory splits torchrun's command line on whitespace",
+		 tmpdir);
+	add_change(dec, text);
+	return "/tmp";
+}
+
+/*
  * --distenv-resume=auto: choose the checkpoint (lf_ckpt.h) with the
  * ZeRO stage of a first decision made without the resume check, then
  * decide again with it (or, when none is complete here, as the YAML
@@ -97,6 +121,7 @@ static int choose_auto(const char *output_dir, struct lf_sys_listing *out_ls,
 	ri.gpus_per_node = in->gpus_per_node;
 	ri.world_size = in->nnodes * in->gpus_per_node;
 	ri.zero_stage = res->dec.zero_stage;
+	ri.restore_latest = in->out_storage == LF_STORAGE_LOCAL;
 	lf_ckpt_choose(&out_ls->ls, &ri, latest_of, &lc, &ch);
 	lf_ckpt_describe(&ch, res->resume_note, sizeof(res->resume_note));
 	res->resume_set = 1;
@@ -299,6 +324,7 @@ int lf_prepare(const struct lf_prepare_request *req,
 	in.gpus_per_node = f->gpus_per_node ? f->gpus_per_node : 1;
 	in.force_torchrun = f->force_torchrun;
 	in.alloc_conf = f->alloc_conf;
+	in.optim_torch = f->optim_torch;
 	in.out_fs = fs;
 	in.gpu_mem = (double)req->gpu_mem;
 	in.host_mem = req->host_mem ? (double)req->host_mem :
@@ -322,7 +348,7 @@ int lf_prepare(const struct lf_prepare_request *req,
 	 * steps from 0 again, and a node-local TMPDIR keeps the first
 	 * run's copy, which must not be taken for this run's. */
 	snprintf(res->dir, sizeof(res->dir), "%s/distenv-%u-%u.%u-%u",
-		 f->tmpdir && f->tmpdir[0] ? f->tmpdir : "/tmp",
+		 resolved_base(f->tmpdir, &res->dec),
 		 (unsigned)geteuid(), f->job_id, f->step_id, f->node_id);
 	if (f->restart_count) {
 		len = strlen(res->dir);
@@ -372,6 +398,12 @@ int lf_prepare(const struct lf_prepare_request *req,
 	if (first_error(&res->dec, err))
 		goto out;
 	if (f->write == LF_WRITE_FILES) {
+		/* before the copy, which the node's other tasks wait for */
+		if (res->dec.restore_latest &&
+		    lf_sys_write_new(res->dec.restore_dir, "latest",
+				     res->dec.restore_tag,
+				     strlen(res->dec.restore_tag), err))
+			goto out;
 		if (lf_sys_private_dir(res->dir, err))
 			goto out;
 		if (res->ds_text &&

@@ -50,6 +50,8 @@ struct lf_prepare_facts {
 	uint32_t nnodes, node_id, gpus_per_node;
 	const char *force_torchrun; /* the task's FORCE_TORCHRUN, or NULL */
 	const char *alloc_conf;     /* its PYTORCH_CUDA_ALLOC_CONF, or NULL */
+	const char *optim_torch;    /* its OPTIM_TORCH (set by the user), or
+				     * NULL */
 	uint64_t alloc_mem_mb;      /* S_STEP_ALLOC_MEM / S_JOB_ALLOC_MEM
 				     * (MB on this node), 0 unknown */
 	uint64_t node_ram;          /* bytes, 0 unknown */

@@ -108,11 +108,15 @@ int lf_resume_check(const struct lf_listing *ls,
 	char tagdir[384], tag[128], where[64], list[DISTENV_ERROR_TEXT];
 	uint32_t first = in->node_id * in->gpus_per_node, rank;
 	size_t i, used = 0;
+	char latest_path[384];
+	int no_latest = 0;
 
 	memset(r, 0, sizeof(*r));
+	snprintf(latest_path, sizeof(latest_path), "%s/latest", ck);
 	need(ls, r, 1, "%s/trainer_state.json", ck);
 	if (in->zero_stage > 0) {
-		need(ls, r, 1, "%s/latest", ck);
+		no_latest = !has(ls, latest_path);
+		need(ls, r, 1, "%s", latest_path);
 		if (in->latest_tag && in->latest_tag[0])
 			snprintf(tag, sizeof(tag), "%.*s",
 				 (int)strcspn(in->latest_tag, " \t\r\n"),
@@ -145,6 +149,27 @@ int lf_resume_check(const struct lf_listing *ls,
 			need(ls, r, 0, "%s/rng_state_%u.pth", ck, rank);
 		else
 			need(ls, r, 0, "%s/rng_state.pth", ck);
+	}
+	if (no_latest && in->restore_latest && in->node_id > 0) {
+		/* lf_resume.h: DeepSpeed 0.19 leaves it on node 0 only, so
+		 * here it says nothing of the save: alone it is restored,
+		 * with others it is named after them */
+		for (i = 0; i < r->listed; i++)
+			if (!strcmp(r->missing[i], latest_path))
+				break;
+		if (i < r->listed) {
+			memmove(r->missing[i], r->missing[i + 1],
+				sizeof(r->missing[0]) * (r->listed - i - 1));
+			r->listed--;
+		}
+		if (r->missing_required == 1) {
+			r->missing_required = 0;
+			r->latest_restorable = 1;
+			snprintf(r->tag, sizeof(r->tag), "%s", tag);
+		} else {
+			snprintf(r->missing[r->listed++], sizeof(r->missing[0]),
+				 "%s", latest_path);
+		}
 	}
 	if (!r->missing_required)
 		return 0;

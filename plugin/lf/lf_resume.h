@@ -18,6 +18,20 @@
  *   Transformers only warns when it is missing, so it is reported as a
  *   warning, not an error.
  *
+ * `latest` on nodes other than node 0: DeepSpeed 0.19 (runtime/engine.py,
+ * save_checkpoint and _commit_decoupled_checkpoint) writes it on global
+ * rank 0 only, also when checkpoint.use_node_local_storage is on, which
+ * Transformers turns on with save_on_each_node (integrations/
+ * deepspeed.py). On node-local disks every other node's copy of the
+ * checkpoint then lacks it, and DeepSpeed's load_checkpoint, called by
+ * Transformers without a tag, finds nothing to load there ("Unable to find
+ * latest file", then "[deepspeed] failed to resume from checkpoint").
+ * With restore_latest set (the caller's output_dir is node-local), a
+ * node other than node 0 whose copy lacks only `latest` is complete but
+ * for it: latest_restorable is set and tag names the directory the
+ * missing file would name (global_step<N> of checkpoint-<N>, DeepSpeed's
+ * default tag, which Transformers uses).
+ *
  * Pure: the adapter lists the directory (lf_sys.h); paths here are
  * relative to output_dir.
  */
@@ -51,6 +65,8 @@ struct lf_resume_input {
 	uint32_t gpus_per_node;   /* ranks of node n: n*G .. n*G+G-1 */
 	uint32_t world_size;      /* all ranks */
 	int zero_stage;           /* 0-3; 0 = no DeepSpeed */
+	int restore_latest;       /* node-local storage: a missing `latest`
+				   * on node > 0 may be restored (above) */
 };
 
 #define LF_RESUME_MISSING_MAX 64
@@ -60,6 +76,8 @@ struct lf_resume_result {
 	size_t missing_rng;             /* rng_state files (warning only) */
 	char missing[LF_RESUME_MISSING_MAX][128]; /* the first ones, named */
 	size_t listed;
+	int latest_restorable;          /* only `latest` is missing (above) */
+	char tag[128];                  /* what it would hold */
 };
 
 /*

@@ -117,6 +117,14 @@ static void storage_policy(const char *const *env, char *buf, size_t len)
 	}
 }
 
+/* 1 when NAME now holds a value: VALUE, or one that was already there */
+static int setenv_unless_set(spank_t sp, const char *name, const char *value)
+{
+	spank_err_t e = spank_setenv(sp, name, value, 0);
+
+	return e == ESPANK_SUCCESS || e == ESPANK_ENV_EXISTS;
+}
+
 int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 {
 	char storage[4096];
@@ -166,6 +174,7 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	f.node_ram = lf_sys_node_ram();
 	f.force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
 	f.alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");
+	f.optim_torch = distenv_env_user_value(env, "OPTIM_TORCH");
 	f.tmpdir = distenv_env_get(env, "TMPDIR");
 	/* Slurm sets SLURM_RESTART_COUNT in a requeued job's environment
 	 * (sbatch(1), OUTPUT ENVIRONMENT VARIABLES). */
@@ -194,6 +203,14 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 				res.resume_note);
 			fflush(stderr);
 		}
+		if (!rc && res.dec.restore_latest) {
+			fprintf(stderr, "distenv: %s: wrote %s/latest (%s): "
+				"DeepSpeed writes it on node 0 only, and "
+				"this node's ranks read their own copy\n",
+				node, res.dec.restore_dir,
+				res.dec.restore_tag);
+			fflush(stderr);
+		}
 		if (!rc && r->show && res.dec.have_plan)
 			print_plan(&res.dec, node);
 	}
@@ -217,6 +234,12 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	    spank_setenv(sp, "PYTORCH_CUDA_ALLOC_CONF", res.alloc_conf, 1) !=
 		    ESPANK_SUCCESS)
 		rc = distenv_error_set(err, "PYTORCH_CUDA_ALLOC_CONF", NULL,
+				       "cannot export");
+	/* lf_decide.c, keep_alloc_conf; a value the user set is kept */
+	if (!rc && res.dec.optim_torch_off &&
+	    (!setenv_unless_set(sp, "OPTIM_TORCH", "0") ||
+	     !setenv_unless_set(sp, "TORCH_NCCL_AVOID_RECORD_STREAMS", "1")))
+		rc = distenv_error_set(err, "OPTIM_TORCH", NULL,
 				       "cannot export");
 out:
 	lf_prepare_result_free(&res);

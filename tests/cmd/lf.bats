@@ -216,6 +216,27 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 	[[ "$output" == *"exists but is not a private directory of this user"* ]]
 }
 
+@test "prepare: a TMPDIR with a space is passed over for /tmp (LLaMA-Factory splits torchrun's command on whitespace); a PYTORCH_CUDA_ALLOC_CONF with more than expandable segments turns OPTIM_TORCH off" {
+	export SLURM_JOB_ID=78 SLURM_STEP_ID=0 SLURM_STEP_NUM_NODES=2
+	export SLURM_NODEID=1 SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=1
+	export SLURM_LOCALID=0 SLURM_STEP_TASKS_PER_NODE="1(x2)"
+	export SLURMD_NODENAME=localhost SLURM_STEP_NODELIST=localhost
+	export TMPDIR="$W/tmp dir" PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:64
+	mkdir -p "$TMPDIR"
+	d="/tmp/distenv-$(id -u)-78.0-1"
+	rm -rf "$d"
+	run --separate-stderr "$DISTENV" prepare --lf-config "$W/dpo.yaml" \
+		--offload cpu --model-params 8B
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "export DISTENV_LF_CONFIG='$d/lf_config.yaml'" ]
+	[ "${lines[1]}" = "export PYTORCH_CUDA_ALLOC_CONF='max_split_size_mb:64,expandable_segments:True'" ]
+	[ "${lines[2]}" = "export OPTIM_TORCH=0" ]
+	[ "${lines[3]}" = "export TORCH_NCCL_AVOID_RECORD_STREAMS=1" ]
+	grep -qF "written under /tmp, not TMPDIR=\"$W/tmp dir\": LLaMA-Factory splits torchrun's command line on whitespace" "$d/lf_config.yaml"
+	[ -z "$(ls -A "$TMPDIR")" ]
+	rm -r "$d"
+}
+
 @test "bad option values fail with the accepted values" {
 	run "$DISTENV" plan "$W/dpo.yaml" --offload nvme
 	[ "$status" -eq 2 ]

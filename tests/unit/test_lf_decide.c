@@ -201,6 +201,63 @@ static void offload_cpu_sets_both_and_merges_alloc_conf(void **state)
 	free_fx(&f);
 }
 
+/* LLaMA-Factory 0.9.3+ replaces PYTORCH_CUDA_ALLOC_CONF in the trainers
+ * unless OPTIM_TORCH is off: off when the value holds more than
+ * expandable_segments:True, a warning when the user turned it on. */
+static void optim_torch_off_keeps_alloc_conf(void **state)
+{
+	enum lf_level lv;
+	struct fx f;
+
+	(void)state;
+	setup_fx(&f, BASE, z3_offload);
+	f.in.alloc_conf = "max_split_size_mb:512";
+	assert_int_equal(lf_decide(&f.in, &f.dec, &f.err), 0);
+	assert_string_equal(f.dec.alloc_conf,
+			    "max_split_size_mb:512,expandable_segments:True");
+	assert_int_equal(f.dec.optim_torch_off, 1);
+	assert_non_null(strstr(f.dec.changes[f.dec.nchanges - 1],
+			       "OPTIM_TORCH=0, TORCH_NCCL_AVOID_RECORD_STREAMS=1"));
+	free_fx(&f);
+
+	/* LLaMA-Factory's own value, or none: nothing to keep */
+	setup_fx(&f, BASE, z3_offload);
+	assert_int_equal(lf_decide(&f.in, &f.dec, &f.err), 0);
+	assert_int_equal(f.dec.optim_torch_off, 0);
+	free_fx(&f);
+	setup_fx(&f, BASE, z3);
+	assert_int_equal(lf_decide(&f.in, &f.dec, &f.err), 0);
+	assert_int_equal(f.dec.optim_torch_off, 0);
+	free_fx(&f);
+
+	/* no offload, the user's value only: kept all the same */
+	setup_fx(&f, BASE, z3);
+	f.in.alloc_conf = "garbage_collection_threshold:0.6";
+	assert_int_equal(lf_decide(&f.in, &f.dec, &f.err), 0);
+	assert_int_equal(f.dec.alloc_conf_set, 0);
+	assert_int_equal(f.dec.optim_torch_off, 1);
+	free_fx(&f);
+
+	/* the user's OPTIM_TORCH is theirs: y (on) warns, 0 is quiet */
+	setup_fx(&f, BASE, z3);
+	f.in.alloc_conf = "garbage_collection_threshold:0.6";
+	f.in.optim_torch = "y";
+	assert_int_equal(lf_decide(&f.in, &f.dec, &f.err), 0);
+	assert_int_equal(f.dec.optim_torch_off, 0);
+	assert_non_null(find(&f.dec, "OPTIM_TORCH=y: LLaMA-Factory 0.9.3 and "
+			     "later replace PYTORCH_CUDA_ALLOC_CONF="
+			     "garbage_collection_threshold:0.6", &lv));
+	assert_int_equal(lv, LF_WARN);
+	free_fx(&f);
+	setup_fx(&f, BASE, z3);
+	f.in.alloc_conf = "garbage_collection_threshold:0.6";
+	f.in.optim_torch = "0";
+	assert_int_equal(lf_decide(&f.in, &f.dec, &f.err), 0);
+	assert_int_equal(f.dec.optim_torch_off, 0);
+	assert_null(find(&f.dec, "OPTIM_TORCH", NULL));
+	free_fx(&f);
+}
+
 static void offload_none_removes(void **state)
 {
 	struct fx f;
@@ -406,6 +463,7 @@ int main(void)
 		cmocka_unit_test(c5_user_false_on_local_warns),
 		cmocka_unit_test(unknown_storage_is_left_alone),
 		cmocka_unit_test(offload_cpu_sets_both_and_merges_alloc_conf),
+		cmocka_unit_test(optim_torch_off_keeps_alloc_conf),
 		cmocka_unit_test(offload_none_removes),
 		cmocka_unit_test(offload_auto_uses_the_plan),
 		cmocka_unit_test(settings_that_fight),

@@ -51,11 +51,13 @@ static void tree_free(struct tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* What node `node` holds of checkpoint-500 after a save: every rank
- * writes its shards and rng_state; the main process(es) write
- * trainer_state.json, `latest` and the weights: global rank 0 only, or
- * local rank 0 of every node with save_on_each_node
- * (../shared/CONTRACTS.md 2). */
+/* What node `node` holds of checkpoint-500 after a save, as measured
+ * with Transformers 5.6 and DeepSpeed 0.19.8 on the namespace cluster
+ * (tests/cluster/llamafactory.bats): every rank writes its shards and
+ * rng_state; the main process(es) write trainer_state.json and the
+ * weights: global rank 0 only, or local rank 0 of every node with
+ * save_on_each_node; DeepSpeed's `latest` is written by global rank 0
+ * only, with or without save_on_each_node (lf_resume.h). */
 static void node_tree(struct tree *t, unsigned node, int save_on_each_node)
 {
 	unsigned r;
@@ -65,9 +67,10 @@ static void node_tree(struct tree *t, unsigned node, int save_on_each_node)
 	add(t, "checkpoint-%u/global_step500/", 500);
 	if (node == 0 || save_on_each_node) {
 		add(t, "checkpoint-%u/trainer_state.json", 500);
-		add(t, "checkpoint-%u/latest", 500);
 		add(t, "checkpoint-%u/model.safetensors", 500);
 	}
+	if (node == 0)
+		add(t, "checkpoint-%u/latest", 500);
 	for (r = node * 2; r < node * 2 + 2; r++) {
 		add(t, "checkpoint-500/global_step500/"
 		       "bf16_zero_pp_rank_%u_mp_rank_00_optim_states.pt", r);
@@ -80,7 +83,7 @@ static void node_tree(struct tree *t, unsigned node, int save_on_each_node)
 static struct lf_resume_input input(unsigned node)
 {
 	struct lf_resume_input in = {"checkpoint-500", "global_step500", node,
-				     2, 4, 3};
+				     2, 4, 3, 0};
 
 	return in;
 }
@@ -121,15 +124,73 @@ static void node1_without_save_on_each_node_lacks_state(void **state)
 	tree_free(&t);
 }
 
-static void node1_with_save_on_each_node_resumes(void **state)
+static void node1_with_save_on_each_node_lacks_only_latest(void **state)
 {
 	struct tree t;
 	struct lf_resume_input in = input(1);
+	struct lf_resume_result r;
 	struct distenv_error e;
 
 	(void)state;
 	node_tree(&t, 1, 1);
-	assert_int_equal(lf_resume_check(&t.ls, &in, NULL, &e), 0);
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), -1);
+	assert_int_equal(r.missing_required, 1);
+	assert_string_equal(r.missing[0], "checkpoint-500/latest");
+	assert_int_equal(r.latest_restorable, 0);
+	tree_free(&t);
+}
+
+/* node-local storage: the one missing file is DeepSpeed's tag file,
+ * restorable from the tag directory's name */
+static void node1_with_save_on_each_node_resumes_restoring_latest(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = input(1);
+	struct lf_resume_result r;
+	struct distenv_error e;
+
+	(void)state;
+	in.latest_tag = NULL;
+	in.restore_latest = 1;
+	node_tree(&t, 1, 1);
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), 0);
+	assert_int_equal(r.missing_required, 0);
+	assert_int_equal(r.listed, 0);
+	assert_int_equal(r.latest_restorable, 1);
+	assert_string_equal(r.tag, "global_step500");
+	tree_free(&t);
+}
+
+/* not when more is missing, and never on node 0, where DeepSpeed does
+ * write it: there its absence means the save was cut */
+static void latest_not_restored_for_a_partial_or_node0_copy(void **state)
+{
+	size_t i;
+	struct tree t;
+	struct lf_resume_input in = input(1);
+	struct lf_resume_result r;
+	struct distenv_error e;
+
+	(void)state;
+	in.restore_latest = 1;
+	node_tree(&t, 1, 0);
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), -1);
+	assert_int_equal(r.latest_restorable, 0);
+	assert_int_equal(r.missing_required, 2);
+	assert_string_equal(r.missing[1], "checkpoint-500/latest");
+	tree_free(&t);
+
+	in = input(0);
+	in.restore_latest = 1;
+	node_tree(&t, 0, 1);
+	for (i = 0; strcmp(t.p[i], "checkpoint-500/latest"); i++)
+		;
+	free(t.p[i]);
+	t.p[i] = t.p[--t.n];
+	t.ls.count = t.n;
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), -1);
+	assert_int_equal(r.latest_restorable, 0);
+	assert_string_equal(r.missing[0], "checkpoint-500/latest");
 	tree_free(&t);
 }
 
@@ -195,7 +256,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(node0_has_everything),
 		cmocka_unit_test(node1_without_save_on_each_node_lacks_state),
-		cmocka_unit_test(node1_with_save_on_each_node_resumes),
+		cmocka_unit_test(node1_with_save_on_each_node_lacks_only_latest),
+		cmocka_unit_test(node1_with_save_on_each_node_resumes_restoring_latest),
+		cmocka_unit_test(latest_not_restored_for_a_partial_or_node0_copy),
 		cmocka_unit_test(node0_tree_seen_from_node1_lacks_its_shards),
 		cmocka_unit_test(zero2_needs_mp_rank_model_states),
 		cmocka_unit_test(last_checkpoint_by_number),
