@@ -18,11 +18,10 @@
 # just starts two minutes later.
 
 load helpers
+load lf_helpers
 
 LFBIN="$TOP/tests/cluster/lf/bin"
-TPL="$TOP/templates"
 TINY="$TOP/tests/cluster/lf/tiny_model"
-LOCAL="$DISTENV_CLUSTER_DIR/node-local"
 
 setup_file() {
 	load helpers
@@ -43,48 +42,22 @@ setup() {
 		skip "the plugin has no --distenv-resume"
 }
 
-refute() {
-	if "$@"; then
-		echo "unexpected success: $*" >&2
-		return 1
-	fi
-}
-
-# test_yaml OUT KEY=VALUE...: the template's YAML with the test's model,
-# data and small settings (as tests/cluster/templates.bats): 4 steps an
-# epoch, a checkpoint every 4 steps.
-test_yaml() {
+# rq_yaml OUT KEY=VALUE...: dpo_full_zero3's YAML with the test's model,
+# data and small settings (test_yaml): 4 steps an epoch, a checkpoint
+# every 4 steps.
+rq_yaml() {
 	local out=$1
 	shift
-	/usr/bin/python3 - "$TPL/lf/qwen2_72b_full_dpo.yaml" "$out" "model_name_or_path=$TINY" \
-		"dataset_dir=$TPL/data" "deepspeed=$TPL/deepspeed/ds_z3.json" learning_rate=0.02 \
-		gradient_accumulation_steps=1 logging_steps=1 save_steps=4 num_train_epochs=2.0 \
-		ddp_timeout=60 "$@" <<'EOF'
-import sys, yaml
-src, out, *pairs = sys.argv[1:]
-with open(src) as f:
-    d = yaml.safe_load(f)
-for kv in pairs:
-    k, v = kv.split("=", 1)
-    d[k] = yaml.safe_load(v)
-with open(out, "w") as f:
-    yaml.safe_dump(d, f, sort_keys=False)
-EOF
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" "$out" "$@"
 }
 
-# template_copy OUT YAML: dpo_full_zero3.sbatch with only its parameter
+# rq_template OUT YAML: dpo_full_zero3.sbatch with only its parameter
 # block replaced (2 CPU nodes, 2 processes each), the rest byte for byte.
-template_copy() {
-	local out=$1 yaml=$2
-	PARAMS=$(printf '%s\n' "#SBATCH --job-name=dpo-requeue" "#SBATCH --nodes=2" \
-		"#SBATCH --time=10" "#SBATCH --distenv-nproc=2" \
-		"#SBATCH --distenv-lf-config=$yaml" "#SBATCH --signal=B:USR1@60" \
-		"#SBATCH --open-mode=append") awk '
-		/^# ---- parameters/ { print; print ENVIRON["PARAMS"]; skip = 1; next }
-		/^# ---- end of parameters/ { skip = 0 }
-		!skip { print }' "$TPL/dpo_full_zero3.sbatch" >"$out"
-	diff <(sed '/^# ---- parameters/,/^# ---- end of parameters/d' "$TPL/dpo_full_zero3.sbatch") \
-		<(sed '/^# ---- parameters/,/^# ---- end of parameters/d' "$out")
+rq_template() {
+	template_copy "$TPL/dpo_full_zero3.sbatch" "$1" "#SBATCH --job-name=dpo-requeue" \
+		"#SBATCH --nodes=2" "#SBATCH --time=10" "#SBATCH --distenv-nproc=2" \
+		"#SBATCH --distenv-lf-config=$2" "#SBATCH --signal=B:USR1@60" \
+		"#SBATCH --open-mode=append"
 }
 
 job_field() {
@@ -103,17 +76,6 @@ wait_state() {
 	return 1
 }
 
-# wait_line FILE REGEX: until a line of FILE matches (<= 2 min)
-wait_line() {
-	for _ in $(seq 1 240); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.5
-	done
-	echo "timed out waiting for /$2/ in $1" >&2
-	cat "$1" >&2
-	return 1
-}
-
 # wait_requeued ID: the requeued job is pending again; start it now
 # instead of at its BeginTime (see the header)
 wait_requeued() {
@@ -129,8 +91,8 @@ losses() {
 }
 
 @test "template requeue: USR1 before the time limit requeues the job; checkpoint-8 cut on n2, so both nodes resume from checkpoint-4 and finish the 12 planned steps with the uninterrupted loss curve" {
-	test_yaml rq.yaml "output_dir=$LOCAL/rq" num_train_epochs=3.0
-	template_copy rq.sbatch "$BATS_FILE_TMPDIR/rq.yaml"
+	rq_yaml rq.yaml "output_dir=$LOCAL/rq" num_train_epochs=3.0
+	rq_template rq.sbatch "$BATS_FILE_TMPDIR/rq.yaml"
 	# the trainer's pause knob is for the first start only: the job's
 	# environment is the same on every start
 	mkdir -p bin
@@ -144,9 +106,9 @@ EOF
 	# first start: pause after checkpoint-8, then "the time limit nears"
 	id=$(DPO_TEST_PAUSE_AFTER=8 DPO_SAVE_GRACE=1 DPO_MAX_RESTARTS=2 \
 		sbatch --parsable -o rq.out -e rq.out rq.sbatch)
-	wait_line rq.out 'paused after checkpoint-8'
+	wait_line rq.out 'paused after checkpoint-8' "$id"
 	scancel --batch --signal=USR1 "$id"
-	wait_line rq.out "dpo: requeueing job $id \(restart 1 of at most 2\)"
+	wait_line rq.out "dpo: requeueing job $id \(restart 1 of at most 2\)" "$id"
 	wait_state "$id" PENDING
 	# the save of checkpoint-8 was cut on n2: rank 3's optimizer state
 	# never reached the disk
@@ -159,7 +121,7 @@ EOF
 	grep -q '^dpo: start 2 (restart 1 of at most 2)' rq.out
 	# each node's view, and why n2 skipped checkpoint-8
 	grep -qE "^distenv: n1: resume from checkpoint-8 \(newest complete on this node of 2\)$" rq.out
-	grep -qE "^distenv: n2: resume from checkpoint-4 \(newest complete on this node of 2\); skipped checkpoint-8: partial, 1 file\(s\) missing here, first checkpoint-8/global_step8/bf16_zero_pp_rank_3_mp_rank_00_optim_states.pt$" rq.out
+	grep -qE "^distenv: n2: resume from checkpoint-4 \(newest complete on this node of 2\); skipped checkpoint-8: partial, 2 file\(s\) missing here, first checkpoint-8/global_step8/bf16_zero_pp_rank_3_mp_rank_00_optim_states.pt$" rq.out
 	grep -qF "dpo: nodes' newest complete checkpoints: $LOCAL/rq/checkpoint-8 $LOCAL/rq/checkpoint-4 -> resume: $LOCAL/rq/checkpoint-4" rq.out ||
 		grep -qF "dpo: nodes' newest complete checkpoints: $LOCAL/rq/checkpoint-4 $LOCAL/rq/checkpoint-8 -> resume: $LOCAL/rq/checkpoint-4" rq.out
 	for r in 0 1 2 3; do
@@ -182,13 +144,13 @@ EOF
 }
 
 @test "template requeue: restart cap reached: USR1 is answered with a clear message and no requeue; training goes on until the job's end, which is final" {
-	test_yaml cap.yaml "output_dir=$LOCAL/cap"
-	template_copy cap.sbatch "$BATS_FILE_TMPDIR/cap.yaml"
+	rq_yaml cap.yaml "output_dir=$LOCAL/cap"
+	rq_template cap.sbatch "$BATS_FILE_TMPDIR/cap.yaml"
 	id=$(DPO_TEST_PAUSE_AFTER=4 DPO_SAVE_GRACE=1 DPO_MAX_RESTARTS=0 \
 		sbatch --parsable -o cap.out -e cap.out cap.sbatch)
-	wait_line cap.out 'paused after checkpoint-4'
+	wait_line cap.out 'paused after checkpoint-4' "$id"
 	scancel --batch --signal=USR1 "$id"
-	wait_line cap.out 'restart cap reached'
+	wait_line cap.out 'restart cap reached' "$id"
 	# not requeued: still the first start, still running, the step intact
 	sleep 3
 	cat cap.out

@@ -23,10 +23,11 @@ section 2), each holding real state:
 
   checkpoint-N/trainer_state.json        should_save processes (below)
   checkpoint-N/training_args.bin         should_save processes
-  checkpoint-N/latest                    "global_stepN"; same processes:
-      DeepSpeed writes it on global rank 0, or on local rank 0 of every
-      node when checkpoint.use_node_local_storage is on, which Transformers
-      turns on with save_on_each_node
+  checkpoint-N/latest                    "global_stepN": global rank 0
+      only; DeepSpeed 0.19 writes it there also when
+      checkpoint.use_node_local_storage is on, which Transformers turns on
+      with save_on_each_node (seen with the real stack in
+      tests/cluster/llamafactory.bats; plugin/lf/lf_resume.h)
   checkpoint-N/rng_state_<rank>.pth      every rank
   checkpoint-N/global_stepN/zero_pp_rank_<rank>_mp_rank_00_model_states.pt
   checkpoint-N/global_stepN/[bf16_]zero_pp_rank_<rank>_mp_rank_00_optim_states.pt
@@ -397,9 +398,11 @@ class Run:
             with open(os.path.join(ckpt, "trainer_state.json"), "w", encoding="utf-8") as f:
                 json.dump(state, f, indent=2)
             torch.save(dict(self.cfg), os.path.join(ckpt, "training_args.bin"))
-            with open(os.path.join(ckpt, "latest"), "w", encoding="utf-8") as f:
-                f.write(tag)
-            wrote += ["trainer_state.json", "training_args.bin", "latest"]
+            wrote += ["trainer_state.json", "training_args.bin"]
+            if RANK == 0:
+                with open(os.path.join(ckpt, "latest"), "w", encoding="utf-8") as f:
+                    f.write(tag)
+                wrote.append("latest")
             self.rotate()
         log(f"saved checkpoint-{step}: {' '.join(sorted(wrote))}")
         if WORLD > 1:

@@ -1,0 +1,108 @@
+# Helpers of the cluster tests that run the DPO job templates
+# (templates.bats: the stand-in launcher of LLaMA-Factory 0.9.1-0.9.2;
+# llamafactory.bats: the real LLaMA-Factory 0.9.5). Loaded after helpers.
+
+# shellcheck disable=SC2034 # used by the .bats files that load this
+TPL="$TOP/templates"
+LOCAL="$DISTENV_CLUSTER_DIR/node-local"
+
+# lf_yaml SRC OUT [@FILE | KEY=VALUE]...: the YAML SRC with those keys
+# set, written to OUT (contrib/lfstack/overlay.py)
+lf_yaml() {
+	/usr/bin/python3 "$TOP/contrib/lfstack/overlay.py" "$@"
+}
+
+# test_yaml SRC OUT KEY=VALUE...: the test's settings on top of a template
+# YAML: the model in $TINY, the sample data, a learning rate that moves a
+# tiny model, 4 steps an epoch (16 pairs, 4 ranks, batch 1), 2 epochs, a
+# checkpoint every 4 steps and a process-group timeout of a minute
+# instead of LLaMA-Factory's "forever".
+test_yaml() {
+	local src=$1 out=$2 ds
+	shift 2
+	ds=$(/usr/bin/python3 -c 'import sys,yaml; print(yaml.safe_load(open(sys.argv[1]))["deepspeed"])' "$src")
+	lf_yaml "$src" "$out" "model_name_or_path=$TINY" "dataset_dir=$TPL/data" \
+		"deepspeed=$TPL/${ds#templates/}" learning_rate=0.02 \
+		gradient_accumulation_steps=1 logging_steps=1 save_steps=4 \
+		num_train_epochs=2.0 ddp_timeout=60 "$@"
+}
+
+# template_copy TEMPLATE OUT LINE...: TEMPLATE with the lines of its
+# parameter block replaced by LINEs; fails unless every line outside the
+# block is the template's (contrib/lfstack/with_params.sh)
+template_copy() {
+	"$TOP/contrib/lfstack/with_params.sh" "$@"
+}
+
+# test_params YAML [LINE...]: template_params, the parameter block of a
+# test run: 2 nodes of the namespace cluster, no GPUs, 2 processes per
+# node, YAML as --distenv-lf-config, and the extra LINEs.
+test_params() {
+	local yaml=$1
+	shift
+	template_params=(
+		"#SBATCH --job-name=dpo-test"
+		"#SBATCH --nodes=2"
+		"#SBATCH --time=5"
+		"#SBATCH --distenv-nproc=2"
+		"#SBATCH --distenv-lf-config=$yaml"
+		"$@"
+	)
+}
+
+# refute CMD...: fails when CMD succeeds (bats ignores a bare `! CMD`
+# except on a test's last line).
+refute() {
+	if "$@"; then
+		echo "unexpected success: $*" >&2
+		return 1
+	fi
+}
+
+# submit SCRIPT [SBATCH-ARGS...]: job id on stdout; output in SCRIPT.out
+submit() {
+	local script=$1
+	shift
+	sbatch --parsable -o "$script.out" -e "$script.out" "$@" "$script"
+}
+
+# wait_job ID: waits (<= 5 min) until the job's state is final, and
+# prints it
+wait_job() {
+	local id=$1 state
+	for _ in $(seq 1 600); do
+		state=$(scontrol -o show job "$id" 2>/dev/null | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
+		case "$state" in
+		PENDING | RUNNING | CONFIGURING | COMPLETING | "") sleep 0.5 ;;
+		*) break ;;
+		esac
+	done
+	echo "$state"
+}
+
+# wait_line FILE REGEX JOBID: until a line of FILE matches (<= 4 min);
+# fails at once when the job ends first
+wait_line() {
+	local state
+	for _ in $(seq 1 480); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		state=$(scontrol -o show job "$3" 2>/dev/null | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
+		case "$state" in
+		PENDING | RUNNING | CONFIGURING | COMPLETING | REQUEUE* | "") ;;
+		*)
+			echo "job $3 ended ($state) before /$2/ in $1" >&2
+			cat "$1" >&2
+			return 1
+			;;
+		esac
+		sleep 0.5
+	done
+	echo "timed out waiting for /$2/ in $1" >&2
+	return 1
+}
+
+# node_files DIR: "<node> <path>" for every file under DIR on each node
+node_files() {
+	# shellcheck disable=SC2016 # expanded on the node
+	srun -N2 --ntasks-per-node=1 bash -c 'cd "$1" 2>/dev/null && find . -type f | sed "s|^\./|$(hostname) |"' sh "$1" | sort
+}

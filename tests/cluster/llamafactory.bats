@@ -1,0 +1,319 @@
+#!/usr/bin/env bats
+# The DPO job templates with the real LLaMA-Factory 0.9.5 on the namespace
+# Slurm cluster: `llamafactory-cli train "$DISTENV_LF_CONFIG"` from the
+# pinned venv (contrib/lfstack/venv.sh: llamafactory 0.9.5, transformers
+# 5.6.0, trl 0.24.0, peft 0.18.1, torch 2.13.0 CPU, deepspeed 0.19.8),
+# 2 nodes x 2 processes on CPU with Gloo, DeepSpeed ZeRO-3 through
+# DeepSpeed's CPU accelerator, on a tiny Qwen2 model made at test time
+# (contrib/lfstack/tiny_model.py). Each node's slurmd has a private tmpfs
+# at $LOCAL (cluster.sh --node-local), a node-local disk.
+#
+# The templates run unchanged (template_copy); their YAMLs get the test's
+# model, data, output_dir and step counts (test_yaml) and the CPU knobs of
+# contrib/lfstack/cpu.yaml, nothing else. tests/cluster/lf/probe/ is on
+# PYTHONPATH: it prints what the trainer processes were given and can
+# pause them after a checkpoint, without changing what they compute.
+#
+# Launcher versions: these tests cover LLaMA-Factory 0.9.3-0.9.5's
+# launcher.py (run for real, 0.9.5); templates.bats and requeue.bats keep a
+# stand-in for the launcher of 0.9.1-0.9.2 (tests/cluster/lf/bin/).
+
+load helpers
+load lf_helpers
+
+VENV=${DISTENV_VENV:-/var/cache/distenv/venv}
+PROBE="$TOP/tests/cluster/lf/probe"
+CPU_KNOBS="$TOP/contrib/lfstack/cpu.yaml"
+MASTER="$CLUSTER_NET.1"
+
+setup_file() {
+	load helpers
+	load lf_helpers
+	"$TOP/contrib/lfstack/venv.sh" >/dev/null
+	"$VENV/bin/python" "$TOP/contrib/lfstack/tiny_model.py" "$TPL/data/dpo_pairs.json" \
+		"$BATS_FILE_TMPDIR/tiny" >&2
+	cluster_up 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"
+}
+
+teardown_file() {
+	load helpers
+	cluster_down
+}
+
+setup() {
+	cluster_env
+	plugstack_with_distenv
+	cd "$BATS_FILE_TMPDIR" || return 1
+	TINY=$BATS_FILE_TMPDIR/tiny
+	# The venv as a user's `source venv/bin/activate` would put it; the
+	# job inherits this environment (sbatch --export=ALL). No hub.
+	export PATH="$VENV/bin:$PATH" TMPDIR="$LOCAL" PYTHONPATH="$PROBE" \
+		HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+}
+
+# real_yaml TEMPLATE_YAML OUT KEY=VALUE...: the template's YAML with the
+# test's settings and the CPU knobs
+real_yaml() {
+	local src=$1 out=$2
+	shift 2
+	test_yaml "$src" "$out" "@$CPU_KNOBS" "$@"
+}
+
+# real_template TEMPLATE OUT YAML [LINE...]: a copy of the template whose
+# parameter block runs YAML on 2 CPU nodes (test_params)
+real_template() {
+	local tpl=$1 out=$2 yaml=$3
+	shift 3
+	test_params "$yaml" "$@"
+	# shellcheck disable=SC2154 # set by test_params (lf_helpers.bash)
+	template_copy "$TPL/$tpl" "$out" "${template_params[@]}"
+}
+
+# trainer_log NODE DIR: "step loss" per logged step of LLaMA-Factory's
+# trainer_log.jsonl in DIR on NODE
+trainer_log() {
+	srun -N1 -w "$1" /usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1] + "/trainer_log.jsonl"):
+    r = json.loads(line)
+    if "loss" in r:
+        print(r["current_steps"], r["loss"])' "$2"
+}
+
+# falls FILE [MARGIN]: every loss finite, the first log 2 (policy =
+# reference), the mean of the last half lower than that by MARGIN (0.1)
+falls() {
+	awk -v margin="${2:-0.1}" '{ if ($2 != $2 + 0 || $2 ~ /nan|inf/) bad = 1; l[NR] = $2 }
+		END {
+			if (bad || NR < 4) exit 1
+			for (i = int(NR / 2) + 1; i <= NR; i++) { s += l[i]; n++ }
+			exit !(l[1] > 0.693 && l[1] < 0.694 && s / n < l[1] - margin)
+		}' "$1"
+}
+
+@test "the pinned venv: llamafactory 0.9.5, torch 2.13.0 and the versions the lock file names; the tiny model is a Qwen2 that LLaMA-Factory's qwen template tokenizes, under 20 MB" {
+	"$TOP/contrib/lfstack/venv.sh" --check
+	run "$VENV/bin/python" - "$TOP/contrib/lfstack/requirements.lock" "$TINY" <<'EOF'
+import importlib.metadata as md, os, sys
+lock, tiny = sys.argv[1:]
+pins = dict(l.strip().split("==") for l in open(lock) if "==" in l and not l.startswith("#"))
+for name, version in pins.items():
+    assert md.version(name) == version, (name, md.version(name), version)
+for name in ("llamafactory", "torch", "transformers", "trl", "peft", "datasets", "accelerate", "deepspeed"):
+    print(name, md.version(name))
+from transformers import AutoConfig, AutoTokenizer
+from llamafactory.data import get_template_and_fix_tokenizer
+from llamafactory.hparams import DataArguments
+config = AutoConfig.from_pretrained(tiny)
+assert config.model_type == "qwen2", config.model_type
+tok = AutoTokenizer.from_pretrained(tiny)
+template = get_template_and_fix_tokenizer(tok, DataArguments(template="qwen"))
+ids, _ = template.encode_oneturn(tok, [{"role": "user", "content": "How many bytes?"},
+                                       {"role": "assistant", "content": "Two."}])
+assert tok.convert_ids_to_tokens(ids[0]) == "<|im_start|>", ids[:3]
+size = sum(os.path.getsize(os.path.join(tiny, f)) for f in os.listdir(tiny))
+assert size < 20 << 20, size
+print("OK", len(pins), "pins", size, "bytes")
+EOF
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx 'llamafactory 0.9.5' <<<"$output"
+	grep -qx 'torch 2.13.0+cpu' <<<"$output"
+	grep -qx 'deepspeed 0.19.8' <<<"$output"
+	[[ "${lines[-1]}" == "OK "* ]]
+}
+
+@test "real 0.9.5, template dpo_full_zero3 on node-local disks: LLaMA-Factory's launcher builds torchrun from distenv's variables, its parser takes the resolved copy, ZeRO-3 DPO through DeepSpeed on 2x2, loss finite and falling, each node holds its ranks' DeepSpeed shards" {
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" ref.yaml "output_dir=$LOCAL/ref"
+	real_template dpo_full_zero3.sbatch ref.sbatch "$BATS_FILE_TMPDIR/ref.yaml"
+	id=$(DISTENV_TEST_ENV_PROBE=MASTER_ADDR,MASTER_PORT,WORLD_SIZE submit ref.sbatch)
+	state=$(wait_job "$id")
+	cat ref.sbatch.out
+	[ "$state" = COMPLETED ]
+	# launcher.py's own lines, one address on both nodes
+	[ "$(grep -oE 'Initializing 2 distributed tasks at: [0-9.]+:[0-9]+' ref.sbatch.out | sort -u | wc -l)" -eq 1 ]
+	grep -qE "Initializing 2 distributed tasks at: $MASTER:[0-9]+" ref.sbatch.out
+	grep -q 'Multi-node training enabled: num nodes: 2, node rank: 0' ref.sbatch.out
+	grep -q 'Multi-node training enabled: num nodes: 2, node rank: 1' ref.sbatch.out
+	grep -q 'Detected DeepSpeed ZeRO-3' ref.sbatch.out
+	# every trainer process: the world of 4, the master, and the resolved
+	# copy as its configuration (the template's YAML is not read)
+	for r in 0 1 2 3; do
+		grep -qE "^probe: rank $r node=n[12] WORLD_SIZE=4$" ref.sbatch.out
+		grep -qE "^probe: rank $r node=n[12] MASTER_ADDR=$MASTER$" ref.sbatch.out
+		grep -qE "^probe: rank $r node=n[12] argv=$LOCAL/distenv-0-$id\\.0-[01]/lf_config.yaml$" ref.sbatch.out
+	done
+	refute grep -q "argv=.*ref.yaml" ref.sbatch.out
+	trainer_log n1 "$LOCAL/ref" >ref.losses
+	cat ref.losses
+	[ "$(wc -l <ref.losses)" -eq 8 ]
+	falls ref.losses
+	node_files "$LOCAL/ref" >files
+	cat files
+	for f in trainer_state.json latest rng_state_0.pth rng_state_1.pth model.safetensors \
+		global_step8/zero_pp_rank_0_mp_rank_00_model_states.pt global_step8/zero_pp_rank_1_mp_rank_00_optim_states.pt; do
+		grep -qx "n1 checkpoint-8/$f" files
+	done
+	# save_on_each_node (the resolved copy's): n2 has its own trainer
+	# state and its own ranks' shards, and no other ranks'
+	for f in trainer_state.json rng_state_2.pth rng_state_3.pth \
+		global_step8/zero_pp_rank_2_mp_rank_00_model_states.pt global_step8/zero_pp_rank_3_mp_rank_00_optim_states.pt; do
+		grep -qx "n2 checkpoint-8/$f" files
+	done
+	refute grep -qE '^n1 .*(rank_[23]_|rng_state_[23])' files
+	refute grep -qE '^n2 .*(rank_[01]_|rng_state_[01])' files
+	# DeepSpeed 0.19 writes `latest` on global rank 0 only, also with
+	# node-local storage (plugin/lf/lf_resume.h)
+	refute grep -qx 'n2 checkpoint-8/latest' files
+}
+
+@test "real 0.9.5: without distenv's repair a resume on node-local disks fails on n2, whose checkpoint lacks DeepSpeed's latest; with it, cancelled after checkpoint-4 and resubmitted, both nodes resume at step 4 and steps 5-8 match the uninterrupted run" {
+	# the uninterrupted run of the test before
+	[ -f ref.losses ]
+	# The trap: the reference output of the test before, trained on for a
+	# third epoch without --distenv-lf-config (so no repair), and
+	# save_on_each_node: true as the resolved copy had it.
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" more.yaml "output_dir=$LOCAL/ref" \
+		save_on_each_node=true num_train_epochs=3.0
+	run batch <<EOF
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1 --distenv --distenv-nproc=2
+srun --kill-on-bad-exit=1 llamafactory-cli train $BATS_FILE_TMPDIR/more.yaml
+EOF
+	out=${lines[0]}
+	cat "$out"
+	[ "$status" -ne 0 ]
+	grep -qF "Unable to find latest file at $LOCAL/ref/checkpoint-8/latest" "$out"
+	grep -qF "ValueError: [deepspeed] failed to resume from checkpoint $LOCAL/ref/checkpoint-8" "$out"
+	refute grep -q "'epoch': '2.25'" "$out"
+
+	# With the template: stopped after its first checkpoint, as a user
+	# cancels a job, then submitted again as it is.
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" full.yaml "output_dir=$LOCAL/full"
+	real_template dpo_full_zero3.sbatch full.sbatch "$BATS_FILE_TMPDIR/full.yaml"
+	id=$(DISTENV_TEST_PAUSE_AFTER=4 submit full.sbatch)
+	wait_line full.sbatch.out 'paused after checkpoint-4' "$id"
+	for _ in $(seq 1 20); do
+		[ "$(grep -c 'paused after checkpoint-4' full.sbatch.out)" -eq 4 ] && break
+		sleep 0.5
+	done
+	scancel "$id"
+	state=$(wait_job "$id")
+	cat full.sbatch.out
+	[ "$state" = CANCELLED ]
+	node_files "$LOCAL/full" >files
+	grep -qx 'n2 checkpoint-4/trainer_state.json' files
+	refute grep -qx 'n2 checkpoint-4/latest' files
+	refute grep -q 'checkpoint-8' files
+	id=$(submit full.sbatch)
+	state=$(wait_job "$id")
+	cat full.sbatch.out
+	[ "$state" = COMPLETED ]
+	grep -qxF "distenv: n2: wrote $LOCAL/full/checkpoint-4/latest (global_step4): DeepSpeed writes it on node 0 only, and this node's ranks read their own copy" full.sbatch.out
+	refute grep -q 'distenv: n1: wrote' full.sbatch.out
+	# both nodes' trainers (their local rank 0 logs) resumed at step 4
+	[ "$(grep -c "Resuming training from $LOCAL/full/checkpoint-4\\.$" full.sbatch.out)" -eq 2 ]
+	[ "$(grep -c 'Resuming training from checkpoint with epoch 1 and global step 4$' full.sbatch.out)" -eq 2 ]
+	srun -N1 -w n2 cat "$LOCAL/full/checkpoint-4/latest" >tag
+	[ "$(cat tag)" = global_step4 ]
+	# steps 1-4 from the first start, 5-8 from the second, as the
+	# uninterrupted run within float noise
+	trainer_log n1 "$LOCAL/full" >full.losses
+	trainer_log n2 "$LOCAL/full" >n2.losses
+	cat full.losses
+	diff full.losses n2.losses
+	[ "$(cut -d' ' -f1 full.losses | tr '\n' ' ')" = "1 2 3 4 5 6 7 8 " ]
+	paste ref.losses full.losses | awk '{ d = $2 - $4; if (d < 0) d = -d; if ($1 != $3 || d > 1e-4) bad = 1 } END { exit bad }'
+}
+
+@test "real 0.9.5, the trap: save_on_each_node: false on node-local disks; resuming fails on n2 with Transformers' FileNotFoundError; with --distenv-lf-config the preflight stops the step first, naming n2 and its missing files" {
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" off.yaml "output_dir=$LOCAL/off" save_on_each_node=false max_steps=4
+	script='#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1 --distenv --distenv-nproc=2
+srun --kill-on-bad-exit=1 llamafactory-cli train '"$BATS_FILE_TMPDIR"'/off.yaml'
+	run batch <<<"$script"
+	cat "${lines[0]}"
+	[ "$status" -eq 0 ]
+	node_files "$LOCAL/off" >files
+	cat files
+	grep -qx 'n1 checkpoint-4/trainer_state.json' files
+	grep -qx 'n2 checkpoint-4/global_step4/zero_pp_rank_2_mp_rank_00_model_states.pt' files
+	refute grep -qE '^n2 checkpoint-4/(trainer_state.json|latest)$' files
+	# submitted again for the whole 8 steps: n2 cannot resume
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" off.yaml "output_dir=$LOCAL/off" save_on_each_node=false
+	run batch <<<"$script"
+	out=${lines[0]}
+	cat "$out"
+	[ "$status" -ne 0 ]
+	grep -qF "FileNotFoundError: [Errno 2] No such file or directory: '$LOCAL/off/checkpoint-4/trainer_state.json'" "$out"
+	refute grep -q "'epoch': '1.25'" "$out"
+	# the template with the same setting: distenv's preflight on n2
+	real_template dpo_full_zero3.sbatch off.sbatch "$BATS_FILE_TMPDIR/off.yaml" \
+		"#SBATCH --distenv-save-on-each-node=no"
+	for attempt in 1 2; do
+		id=$(submit off.sbatch)
+		state=$(wait_job "$id")
+		cat off.sbatch.out
+		[ "$state" = FAILED ]
+		refute grep -q 'Initializing 2 distributed tasks' off.sbatch.out
+		# n2's task_init failed the step (slurmd's log on n2)
+		grep -qF "[$id.0] error: spank: required plugin distenv.so: task_init() failed" \
+			"$DISTENV_CLUSTER_DIR/log/slurmd-n2.log"
+		grep -q '^distenv: error: ' off.sbatch.out && break
+		echo "# attempt $attempt: the step's error message did not reach the output" >&3
+	done
+	grep -E '^distenv: error: ' off.sbatch.out >errors
+	[ "$(wc -l <errors)" -eq 1 ]
+	grep -qE '^distenv: error: n2: node 1: cannot resume from checkpoint-4: .*checkpoint-4/trainer_state.json, checkpoint-4/latest' errors
+	nodes_idle
+}
+
+@test "real 0.9.5, template dpo_full_zero3_offload: ZeRO-3 with parameters and optimizer offloaded to CPU trains; a PYTORCH_CUDA_ALLOC_CONF of the user's reaches the trainers merged, because distenv turns LLaMA-Factory's OPTIM_TORCH off" {
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo_offload.yaml" offload.yaml "output_dir=$LOCAL/offload"
+	real_template dpo_full_zero3_offload.sbatch offload.sbatch "$BATS_FILE_TMPDIR/offload.yaml"
+	id=$(PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:64 \
+		DISTENV_TEST_ENV_PROBE=PYTORCH_CUDA_ALLOC_CONF,OPTIM_TORCH,TORCH_NCCL_AVOID_RECORD_STREAMS \
+		submit offload.sbatch)
+	state=$(wait_job "$id")
+	cat offload.sbatch.out
+	[ "$state" = COMPLETED ]
+	grep -q 'Detected DeepSpeed ZeRO-3' offload.sbatch.out
+	# DeepSpeed's CPU Adam (csrc/adam/cpu_adam_impl.cpp) for the
+	# offloaded optimizer
+	grep -q 'Adam Optimizer #0 is created with ' offload.sbatch.out
+	for r in 0 1 2 3; do
+		grep -qE "^probe: rank $r node=n[12] PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:64,expandable_segments:True$" offload.sbatch.out
+		grep -qE "^probe: rank $r node=n[12] OPTIM_TORCH=0$" offload.sbatch.out
+		grep -qE "^probe: rank $r node=n[12] TORCH_NCCL_AVOID_RECORD_STREAMS=1$" offload.sbatch.out
+	done
+	trainer_log n1 "$LOCAL/offload" >offload.losses
+	cat offload.losses
+	[ "$(wc -l <offload.losses)" -eq 8 ]
+	falls offload.losses
+}
+
+@test "real 0.9.5, template dpo_lora_zero3: LoRA DPO trains and saves adapters; FORCE_TORCHRUN=y is kept and starts torchrun; a TMPDIR with a space moves the resolved copy to /tmp, since the launcher splits torchrun's command on whitespace" {
+	# adapters learn slower than the full model: half the full runs' rate,
+	# a smaller fall in 8 steps (0.065 measured)
+	real_yaml "$TPL/lf/qwen2_72b_lora_dpo.yaml" lora.yaml "output_dir=$LOCAL/lora" learning_rate=0.01
+	real_template dpo_lora_zero3.sbatch lora.sbatch "$BATS_FILE_TMPDIR/lora.yaml"
+	srun -N2 --ntasks-per-node=1 mkdir -p "$LOCAL/tmp dir"
+	id=$(FORCE_TORCHRUN=y TMPDIR="$LOCAL/tmp dir" DISTENV_TEST_ENV_PROBE=FORCE_TORCHRUN submit lora.sbatch)
+	state=$(wait_job "$id")
+	cat lora.sbatch.out
+	[ "$state" = COMPLETED ]
+	grep -qE '^distenv: n1:   FORCE_TORCHRUN=y  \[kept\]' lora.sbatch.out
+	grep -q 'Initializing 2 distributed tasks at: ' lora.sbatch.out
+	for r in 0 1 2 3; do
+		grep -qE "^probe: rank $r node=n[12] argv=/tmp/distenv-0-$id\\.0-[01]/lf_config.yaml$" lora.sbatch.out
+	done
+	srun -N1 -w n1 cat "/tmp/distenv-0-$id.0-0/lf_config.yaml" >resolved.yaml
+	grep -qF "written under /tmp, not TMPDIR=\"$LOCAL/tmp dir\"" resolved.yaml
+	trainer_log n1 "$LOCAL/lora" >lora.losses
+	cat lora.losses
+	falls lora.losses 0.03
+	node_files "$LOCAL/lora" >files
+	grep -qx 'n1 checkpoint-8/adapter_model.safetensors' files
+	grep -qx 'n2 checkpoint-8/adapter_model.safetensors' files
+	refute grep -q 'checkpoint-8/model.safetensors' files
+}
