@@ -19,7 +19,7 @@
 # and the ratios against "none", all from the same run.
 #
 # Env: DISTENV_SO (default .libs/distenv.so of this tree), BENCH_CLUSTER_*
-# to change the cluster's names (defaults below).
+# to change the cluster's names (defaults in bench/lib.bash).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -28,33 +28,12 @@ so=${DISTENV_SO:-$top/.libs/distenv.so}
 [ "$(id -u)" -eq 0 ] || { echo "launch_bench: run as root (it starts a cluster)" >&2; exit 1; }
 [ -f "$so" ] || { echo "launch_bench: no $so; build first (contrib/build.sh)" >&2; exit 1; }
 
-export DISTENV_CLUSTER_DIR=${BENCH_CLUSTER_DIR:-/tmp/dc-bench}
-export DISTENV_CLUSTER_NS=${BENCH_CLUSTER_NS:-dbn}
-export DISTENV_CLUSTER_VETH=${BENCH_CLUSTER_VETH:-dbv}
-export DISTENV_CLUSTER_BRIDGE=${BENCH_CLUSTER_BRIDGE:-dbbr0}
-export DISTENV_CLUSTER_NET=${BENCH_CLUSTER_NET:-10.78.0}
-export DISTENV_CLUSTER_CTLD_PORT=${BENCH_CLUSTER_CTLD_PORT:-6878}
-cluster=$top/tests/cluster/cluster.sh
+# shellcheck source=bench/lib.bash
+source bench/lib.bash
 work=$(mktemp -d)
-trap '"$cluster" stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
-
-echo "required $so" >"$work/plugstack.conf"
-"$cluster" start -n 2 --plugstack "$work/plugstack.conf" --resv-ports >/dev/null 2>"$work/cluster.log" ||
-	{ cat "$work/cluster.log" >&2; exit 1; }
-# shellcheck disable=SC1091
-source "$DISTENV_CLUSTER_DIR/env.sh"
+bench_cluster_up "$work" "$so"
 plugstack=$DISTENV_CLUSTER_DIR/plugstack.conf
 cd "$work"
-
-# ms CMD...: wall time of CMD in milliseconds on stdout; CMD must succeed.
-ms() {
-	local t0 t1
-	t0=$(date +%s%N)
-	"$@" >/dev/null 2>&1 || { echo "launch_bench: failed: $*" >&2; return 1; }
-	t1=$(date +%s%N)
-	echo $(((t1 - t0) / 1000000))
-}
 
 # variant NAME: set up plugstack.conf and the srun flags for NAME.
 variant() {
@@ -95,15 +74,7 @@ salloc -N2 bash -c '
 		done
 	done' launch-bench "$so" "$plugstack" "$work" "$rounds" >/dev/null 2>&1
 
-stats() { # FILE -> "median mean p90"
-	sort -n "$1" | awk '{a[NR]=$1; s+=$1} END {
-		m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2
-		p = a[int(NR * 0.9 + 0.999)]
-		printf "%.0f %.1f %d\n", m, s/NR, p }'
-}
-
-# Medians make the ratios: on a shared 2-core machine a few launches
-# wait hundreds of ms for a core, which moves the means (shown too).
+# Medians make the ratios (stats, bench/lib.bash); means shown too.
 echo "distenv launch overhead: $rounds rounds, 2-node cluster in namespaces, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 for kind in job step; do
 	case $kind in

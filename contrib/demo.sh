@@ -47,6 +47,7 @@ contrib/lfstack/with_params.sh templates/dpo_full_zero3.sbatch "$job" \
 
 echo "demo: LLaMA-Factory $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("llamafactory"))'), from $venv"
 echo "demo: sbatch --wait $job"
+rm -f "$out" # the template appends (--open-mode=append), for requeues
 rc=0
 # The venv first in PATH, as `source venv/bin/activate` would do; the job
 # inherits it. No model hub: everything is on this machine.
@@ -54,17 +55,19 @@ PATH="$venv/bin:$PATH" HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 sbatch --wait "$jo
 echo "demo: what distenv derived on each node (--distenv-show):"
 grep '^distenv: ' "$out" | grep -E ' (NNODES|NODE_RANK|MASTER_ADDR|MASTER_PORT|NPROC_PER_NODE|GLOO_SOCKET_IFNAME)=|node [0-9]+ of' || true
 grep -E 'Initializing [0-9]+ distributed tasks at|Multi-node training enabled' "$out" | sed 's/^.*>> /demo: llamafactory-cli: /' || true
-echo "demo: each node's loss lines (trainer_log.jsonl) and checkpoints:"
+echo "demo: each node's loss lines (trainer_log.jsonl) and checkpoint files (trainer state, DeepSpeed tag and shards):"
 # shellcheck disable=SC2016 # expanded on each node
 srun -N2 --ntasks-per-node=1 bash -c '
 	node=$(hostname)
-	/usr/bin/python3 - "$1/trainer_log.jsonl" "$node" <<"EOF" || echo "$node: no trainer_log.jsonl"
+	/usr/bin/python3 -c "
 import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    if "loss" in r:
-        print(f"{sys.argv[2]}: step {r[\"current_steps\"]}/{r[\"total_steps\"]} loss {r[\"loss\"]:.4f}")
-EOF
-	cd "$1" 2>/dev/null && find checkpoint-* -type f | sort | sed "s|^|$node: |"' sh "$local_disk/dpo" | sort -s -k1,1
+    if \"loss\" in r:
+        print(\"%s: step %d/%d loss %.4f\" % (sys.argv[2], r[\"current_steps\"], r[\"total_steps\"], r[\"loss\"]))
+" "$1/trainer_log.jsonl" "$node" || echo "$node: no trainer_log.jsonl"
+	cd "$1" 2>/dev/null &&
+		find checkpoint-* -type f \( -name trainer_state.json -o -name latest -o -path "*/global_step*" \) |
+		sort -V | sed "s|^|$node: |"' sh "$local_disk/dpo" | sort -s -k1,1
 echo "demo: job exit code $rc (full log: $out)"
 exit "$rc"

@@ -80,22 +80,25 @@ static void need(const struct lf_listing *ls, struct lf_resume_result *r,
 		note(r, path, required);
 }
 
-/* Any of the optimizer-state names DeepSpeed writes for rank r. */
-static int has_optim(const struct lf_listing *ls, const char *dir,
-		     uint32_t r)
+/* The optimizer-state names DeepSpeed writes, by the run's precision:
+ * bf16_ and fp16_ for mixed precision, none for fp32 (runtime/engine.py,
+ * _get_zero_ckpt_name). */
+static const char *const optim_prefix[] = {"bf16_", "fp16_", ""};
+
+/* Any of them for rank r: its index in optim_prefix, or -1. */
+static int optim_of(const struct lf_listing *ls, const char *dir, uint32_t r)
 {
-	static const char *const prefix[] = {"bf16_", "fp16_", ""};
 	char path[512];
-	size_t i;
+	int i;
 
 	for (i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path),
 			 "%s/%szero_pp_rank_%u_mp_rank_00_optim_states.pt", dir,
-			 prefix[i], r);
+			 optim_prefix[i], r);
 		if (has(ls, path))
-			return 1;
+			return i;
 	}
-	return 0;
+	return -1;
 }
 
 int lf_resume_check(const struct lf_listing *ls,
@@ -109,7 +112,7 @@ int lf_resume_check(const struct lf_listing *ls,
 	uint32_t first = in->node_id * in->gpus_per_node, rank;
 	size_t i, used = 0;
 	char latest_path[384];
-	int no_latest = 0;
+	int no_latest = 0, named = -1;
 
 	memset(r, 0, sizeof(*r));
 	snprintf(latest_path, sizeof(latest_path), "%s/latest", ck);
@@ -125,6 +128,12 @@ int lf_resume_check(const struct lf_listing *ls,
 			snprintf(tag, sizeof(tag), "global_step%s",
 				 strchr(ck, '-') ? strchr(ck, '-') + 1 : "");
 		snprintf(tagdir, sizeof(tagdir), "%s/%s", ck, tag);
+		/* a missing one is named as the node's other ranks name
+		 * theirs (bf16_ when none is there) */
+		for (rank = first; named < 0 &&
+				   rank < first + in->gpus_per_node &&
+				   rank < in->world_size; rank++)
+			named = optim_of(ls, tagdir, rank);
 		if (in->zero_stage < 3)
 			need(ls, r, 1, "%s/mp_rank_00_model_states.pt", tagdir);
 		for (rank = first; rank < first + in->gpus_per_node &&
@@ -133,12 +142,13 @@ int lf_resume_check(const struct lf_listing *ls,
 				need(ls, r, 1,
 				     "%s/zero_pp_rank_%u_mp_rank_00_model_states.pt",
 				     tagdir, rank);
-			if (!has_optim(ls, tagdir, rank)) {
+			if (optim_of(ls, tagdir, rank) < 0) {
 				char path[512];
 
 				snprintf(path, sizeof(path),
-					 "%s/bf16_zero_pp_rank_%u_mp_rank_00_optim_states.pt",
-					 tagdir, rank);
+					 "%s/%szero_pp_rank_%u_mp_rank_00_optim_states.pt",
+					 tagdir, optim_prefix[named < 0 ? 0 : named],
+					 rank);
 				note(r, path, 1);
 			}
 		}

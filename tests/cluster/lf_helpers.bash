@@ -106,3 +106,31 @@ node_files() {
 	# shellcheck disable=SC2016 # expanded on the node
 	srun -N2 --ntasks-per-node=1 bash -c 'cd "$1" 2>/dev/null && find . -type f | sed "s|^\./|$(hostname) |"' sh "$1" | sort
 }
+
+# job_field ID FIELD: FIELD of scontrol show job ID
+job_field() {
+	scontrol -o show job "$1" 2>/dev/null | grep -oE "(^| )$2=[^ ]*" | cut -d= -f2
+}
+
+# wait_state ID REGEX: until the job's state matches (<= 2 min)
+wait_state() {
+	local s
+	for _ in $(seq 1 240); do
+		s=$(job_field "$1" JobState)
+		[[ $s =~ ^($2)$ ]] && return 0
+		sleep 0.5
+	done
+	echo "job $1: state $s, wanted $2" >&2
+	return 1
+}
+
+# wait_requeued ID: the requeued job is pending again; start it now
+# instead of at its BeginTime: Slurm 22.05 gives a requeued job one about
+# two minutes ahead (the credential lifetime, cred_expire, 120 s), so that
+# the old steps' credentials expire first
+wait_requeued() {
+	wait_state "$1" PENDING
+	job_field "$1" Reason >&2
+	scontrol update JobId="$1" StartTime=now
+}
+

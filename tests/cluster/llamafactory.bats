@@ -268,6 +268,42 @@ srun --kill-on-bad-exit=1 llamafactory-cli train '"$BATS_FILE_TMPDIR"'/off.yaml'
 	nodes_idle
 }
 
+@test "real 0.9.5, the templates' requeue: USR1 before the time limit requeues the job; checkpoint-8 cut on n2, so both nodes resume from checkpoint-4 (--distenv-resume=auto) and finish the 12 planned steps, the repeated steps matching the first start's" {
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" rq.yaml "output_dir=$LOCAL/rq" num_train_epochs=3.0
+	real_template dpo_full_zero3.sbatch rq.sbatch "$BATS_FILE_TMPDIR/rq.yaml" \
+		"#SBATCH --signal=B:USR1@60" "#SBATCH --open-mode=append"
+	# first start: pause after checkpoint-8 (the probe pauses on the first
+	# start only), then "the time limit nears": the signal slurmctld sends
+	id=$(DISTENV_TEST_PAUSE_AFTER=8 DPO_SAVE_GRACE=1 DPO_MAX_RESTARTS=2 submit rq.sbatch)
+	wait_line rq.sbatch.out 'paused after checkpoint-8' "$id"
+	scancel --batch --signal=USR1 "$id"
+	wait_line rq.sbatch.out "dpo: requeueing job $id \(restart 1 of at most 2\)" "$id"
+	wait_state "$id" PENDING
+	# the save of checkpoint-8 was cut on n2: rank 3's optimizer state
+	# never reached the disk
+	srun -w n2 -N1 rm "$LOCAL/rq/checkpoint-8/global_step8/zero_pp_rank_3_mp_rank_00_optim_states.pt"
+	wait_requeued "$id"
+	state=$(wait_job "$id")
+	cat rq.sbatch.out
+	[ "$state" = COMPLETED ]
+	[ "$(job_field "$id" Restarts)" = 1 ]
+	grep -q '^dpo: start 2 (restart 1 of at most 2)' rq.sbatch.out
+	grep -qE "^distenv: n1: resume from checkpoint-8 \(newest complete on this node of 2\)$" rq.sbatch.out
+	grep -qE "^distenv: n2: resume from checkpoint-4 \(newest complete on this node of 2\); skipped checkpoint-8: partial, 2 file\(s\) missing here, first checkpoint-8/global_step8/zero_pp_rank_3_mp_rank_00_optim_states.pt$" rq.sbatch.out
+	grep -qE "^dpo: nodes' newest complete checkpoints: .*-> resume: $LOCAL/rq/checkpoint-4$" rq.sbatch.out
+	# n2's copy of checkpoint-4 lacked only DeepSpeed's latest
+	[ "$(grep -c "^distenv: n2: wrote $LOCAL/rq/checkpoint-4/latest (global_step4)" rq.sbatch.out)" -eq 1 ]
+	[ "$(grep -c "Resuming training from checkpoint with epoch 1 and global step 4$" rq.sbatch.out)" -eq 2 ]
+	# the loss curve: steps 1-8, then 5-12 again from checkpoint-4, the
+	# repeated steps as the first start's within float noise
+	trainer_log n1 "$LOCAL/rq" >rq.losses
+	cat rq.losses
+	[ "$(cut -d' ' -f1 rq.losses | tr '\n' ' ')" = "1 2 3 4 5 6 7 8 5 6 7 8 9 10 11 12 " ]
+	paste <(sed -n '5,8p' rq.losses) <(sed -n '9,12p' rq.losses) |
+		awk '{ d = $2 - $4; if (d < 0) d = -d; if (d > 1e-4) bad = 1 } END { exit bad }'
+	falls <(sed -n '1,4p;9,16p' rq.losses)
+}
+
 @test "real 0.9.5, template dpo_full_zero3_offload: ZeRO-3 with parameters and optimizer offloaded to CPU trains; a PYTORCH_CUDA_ALLOC_CONF of the user's reaches the trainers merged, because distenv turns LLaMA-Factory's OPTIM_TORCH off" {
 	real_yaml "$TPL/lf/qwen2_72b_full_dpo_offload.yaml" offload.yaml "output_dir=$LOCAL/offload"
 	real_template dpo_full_zero3_offload.sbatch offload.sbatch "$BATS_FILE_TMPDIR/offload.yaml"

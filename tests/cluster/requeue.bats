@@ -60,30 +60,6 @@ rq_template() {
 		"#SBATCH --open-mode=append"
 }
 
-job_field() {
-	scontrol -o show job "$1" 2>/dev/null | grep -oE "(^| )$2=[^ ]*" | cut -d= -f2
-}
-
-# wait_state ID REGEX: until the job's state matches (<= 2 min)
-wait_state() {
-	local s
-	for _ in $(seq 1 240); do
-		s=$(job_field "$1" JobState)
-		[[ $s =~ ^($2)$ ]] && return 0
-		sleep 0.5
-	done
-	echo "job $1: state $s, wanted $2" >&2
-	return 1
-}
-
-# wait_requeued ID: the requeued job is pending again; start it now
-# instead of at its BeginTime (see the header)
-wait_requeued() {
-	wait_state "$1" PENDING
-	job_field "$1" Reason >&2
-	scontrol update JobId="$1" StartTime=now
-}
-
 # losses FILE: "step loss" lines logged by rank 0, in order
 losses() {
 	grep -oE 'rank 0/4 node=n1: step [0-9]+/[0-9]+ loss=[0-9.]+' "$1" |

@@ -194,6 +194,34 @@ static void latest_not_restored_for_a_partial_or_node0_copy(void **state)
 	tree_free(&t);
 }
 
+/* an fp32 run (no bf16_ prefix): a missing optimizer shard is named as
+ * the node's other rank names its own */
+static void missing_shard_named_with_the_runs_prefix(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = input(1);
+	struct lf_resume_result r;
+	struct distenv_error e;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	add(&t, "checkpoint-500/trainer_state.json");
+	add(&t, "checkpoint-500/latest");
+	add(&t, "checkpoint-500/global_step500/"
+		"zero_pp_rank_2_mp_rank_00_optim_states.pt");
+	add(&t, "checkpoint-500/global_step500/"
+		"zero_pp_rank_2_mp_rank_00_model_states.pt");
+	add(&t, "checkpoint-500/global_step500/"
+		"zero_pp_rank_3_mp_rank_00_model_states.pt");
+	add(&t, "checkpoint-500/rng_state_2.pth");
+	add(&t, "checkpoint-500/rng_state_3.pth");
+	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), -1);
+	assert_int_equal(r.missing_required, 1);
+	assert_string_equal(r.missing[0], "checkpoint-500/global_step500/"
+			    "zero_pp_rank_3_mp_rank_00_optim_states.pt");
+	tree_free(&t);
+}
+
 static void node0_tree_seen_from_node1_lacks_its_shards(void **state)
 {
 	struct tree t;
@@ -259,6 +287,7 @@ int main(void)
 		cmocka_unit_test(node1_with_save_on_each_node_lacks_only_latest),
 		cmocka_unit_test(node1_with_save_on_each_node_resumes_restoring_latest),
 		cmocka_unit_test(latest_not_restored_for_a_partial_or_node0_copy),
+		cmocka_unit_test(missing_shard_named_with_the_runs_prefix),
 		cmocka_unit_test(node0_tree_seen_from_node1_lacks_its_shards),
 		cmocka_unit_test(zero2_needs_mp_rank_model_states),
 		cmocka_unit_test(last_checkpoint_by_number),

@@ -13,7 +13,10 @@ test asks, through the job's environment:
                                   checkpoint-N, print "probe: rank R node=H
                                   paused after checkpoint-N" and wait until
                                   the job is cancelled, so that a test can
-                                  stop a run at a known step
+                                  stop a run at a known step; on the job's
+                                  first start only (SLURM_RESTART_COUNT
+                                  unset or 0), since a requeued job starts
+                                  again with the same environment
 
 Nothing here changes what the trainer computes or writes.
 """
@@ -74,5 +77,5 @@ class _PauseAfterSave(importlib.abc.MetaPathFinder):
 if os.environ.get("LOCAL_RANK") is not None:
     if os.environ.get("DISTENV_TEST_ENV_PROBE"):
         _probe_env(os.environ["DISTENV_TEST_ENV_PROBE"])
-    if os.environ.get("DISTENV_TEST_PAUSE_AFTER"):
+    if os.environ.get("DISTENV_TEST_PAUSE_AFTER") and os.environ.get("SLURM_RESTART_COUNT", "0") == "0":
         sys.meta_path.insert(0, _PauseAfterSave(int(os.environ["DISTENV_TEST_PAUSE_AFTER"])))
