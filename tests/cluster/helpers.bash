@@ -70,10 +70,16 @@ plugstack_without_distenv() {
 	: >"$PLUGSTACK"
 }
 
-# Every node idle: no user mistake may drain or down a node.
+# Every node idle: no user mistake may drain or down a node. A node still
+# "completing" the step that just failed is given up to 10 s to finish:
+# that state passes, a drained or down node stays.
 nodes_idle() {
 	local states
-	states=$(sinfo -h -N -o '%N %T' | sort -u)
+	for _ in $(seq 1 40); do
+		states=$(sinfo -h -N -o '%N %T' | sort -u)
+		[ -n "$states" ] && ! grep -qvE ' (idle|mixed|allocated)$' <<<"$states" && break
+		sleep 0.25
+	done
 	echo "$states" >&2
 	[ -n "$states" ] && ! grep -qvE ' (idle|mixed|allocated)$' <<<"$states"
 }
