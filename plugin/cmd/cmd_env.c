@@ -27,6 +27,8 @@ static int parse_request(int argc, char **argv, struct distenv_request *req,
 		{"port", required_argument, NULL, 'p'},
 		{"ifname", required_argument, NULL, 'i'},
 		{"nproc", required_argument, NULL, 'n'},
+		{"nodes", required_argument, NULL, 'N'},
+		{"max-restarts", required_argument, NULL, 'r'},
 		{NULL, 0, NULL, 0}};
 	int c;
 
@@ -51,6 +53,16 @@ static int parse_request(int argc, char **argv, struct distenv_request *req,
 		case 'n':
 			rc = distenv_parse_nproc(optarg, "--nproc", &req->nproc,
 						 err);
+			break;
+		case 'N':
+			rc = distenv_parse_nodes_range(optarg, "--nodes",
+						       &req->min_nodes,
+						       &req->max_nodes, err);
+			break;
+		case 'r':
+			rc = distenv_parse_max_restarts(optarg, "--max-restarts",
+							&req->max_restarts, err);
+			req->max_restarts_given = 1;
 			break;
 		default:
 			return distenv_error_set(err, argv[optind - 1],

@@ -9,7 +9,7 @@
 #include "config.h"
 
 static const struct distenv_command commands[] = {
-	{"env", "env  [--mode torchrun|tasks] [--port PORT] [--ifname SPEC] [--nproc N]",
+	{"env", "env  [--mode torchrun|elastic|tasks] [--port PORT] [--ifname SPEC] [--nproc N] [--nodes MIN:MAX] [--max-restarts N]",
 	 distenv_cmd_env},
 	{"show", "show [same options as env]", distenv_cmd_show},
 	{"topo", "topo [--xml FILE] [--gpus LIST] [--nvidia-dir DIR]",

@@ -31,6 +31,7 @@ struct derivation {
 	struct distenv_vars *vars;
 	struct distenv_error *err;
 	enum distenv_mode mode;
+	int elastic; /* c10d rendezvous: elastic mode, or RDZV_ID exported */
 	int multi_node;
 	int have_master;
 	struct distenv_master_choice master;
@@ -143,8 +144,9 @@ static int check_torchrun_layout(struct derivation *d)
 	const struct distenv_step *s = d->step;
 	char where[DISTENV_HOST_MAX + 32];
 
-	if (d->mode != DISTENV_MODE_TORCHRUN || s->kind != DISTENV_STEP_TASKS ||
-	    s->local_ntasks <= 1)
+	if ((d->mode != DISTENV_MODE_TORCHRUN &&
+	     d->mode != DISTENV_MODE_ELASTIC) ||
+	    s->kind != DISTENV_STEP_TASKS || s->local_ntasks <= 1)
 		return 0;
 	snprintf(where, sizeof(where), "node %s", s->node_name);
 	return distenv_error_set(
@@ -509,17 +511,22 @@ static int derive_batch(struct derivation *d)
 		     "SLURM_JOB_NUM_NODES: nodes in the allocation (each srun "
 		     "step re-derives it for its own nodes)"))
 		return -1;
-	if (d->mode == DISTENV_MODE_TORCHRUN && emit_nproc(d))
+	int torchrun = d->mode == DISTENV_MODE_TORCHRUN ||
+		       d->mode == DISTENV_MODE_ELASTIC;
+
+	if (torchrun && emit_nproc(d))
 		return -1;
 	if (emit_master_addr(d))
 		return -1;
-	if (d->mode == DISTENV_MODE_TORCHRUN &&
+	if (torchrun &&
 	    emit(d, "FORCE_TORCHRUN", "1",
 		 "LLaMA-Factory launches through torchrun only when "
 		 "FORCE_TORCHRUN is set or it sees several GPUs"))
 		return -1;
 	return 0;
 }
+
+static int emit_elastic(struct derivation *d);
 
 static int derive_torchrun(struct derivation *d)
 {
@@ -544,6 +551,11 @@ static int derive_torchrun(struct derivation *d)
 		 "LLaMA-Factory launches through torchrun only when "
 		 "FORCE_TORCHRUN is set or it sees several GPUs"))
 		return -1;
+	if (d->elastic) {
+		if (emit_elastic(d) || emit_ifnames(d))
+			return -1;
+		return emit_hca(d);
+	}
 	if (emit_pet(d, "NNODES") || emit_pet(d, "NODE_RANK") ||
 	    emit_pet(d, "NPROC_PER_NODE"))
 		return -1;
@@ -555,6 +567,137 @@ static int derive_torchrun(struct derivation *d)
 	if (emit_ifnames(d))
 		return -1;
 	return emit_hca(d);
+}
+
+/* This node's address on the interface that reaches the master, of the
+ * master address's family (in the master's subnet when there is one),
+ * into buf; 0 when found. */
+static int local_addr(const struct derivation *d, char *buf, size_t len)
+{
+	const struct distenv_iface *best = NULL;
+	size_t i;
+
+	if (!d->have_master)
+		return -1;
+	for (i = 0; i < d->net->n_ifaces; i++) {
+		const struct distenv_iface *f = &d->net->ifaces[i];
+
+		if (strcmp(f->name, d->master.ifname) ||
+		    f->ip.family != d->master.ip.family ||
+		    (d->multi_node && distenv_ip_is_loopback(&f->ip)) ||
+		    distenv_ip_is_link_local(&f->ip))
+			continue;
+		if (!best || distenv_ip_in_subnet(&d->master.ip, f))
+			best = f;
+		if (distenv_ip_in_subnet(&d->master.ip, f))
+			break;
+	}
+	if (!best)
+		return -1;
+	distenv_ip_format(&best->ip, buf, len);
+	return 0;
+}
+
+/*
+ * The c10d (elastic) rendezvous, for --distenv=elastic and for torchrun
+ * mode when the user exported RDZV_ID.
+ * - LLaMA-Factory 0.9.3-0.9.5, src/llamafactory/launcher.py: with RDZV_ID
+ *   set it runs `torchrun --nnodes MIN_NNODES:MAX_NNODES (else NNODES)
+ *   --nproc-per-node NPROC_PER_NODE --rdzv-id RDZV_ID --rdzv-backend c10d
+ *   --rdzv-endpoint MASTER_ADDR:MASTER_PORT --max-restarts MAX_RESTARTS`,
+ *   without --node_rank: c10d hands out the node ranks.
+ * - torchrun (torch/distributed/run.py, argparse_util.py) reads
+ *   PET_<ARG> for an argument not on its command line: the PET_ forms
+ *   serve a bare `torchrun script.py`, and the two below serve both.
+ * - Which node hosts the store: elastic/rendezvous/
+ *   c10d_rendezvous_backend.py takes the rendezvous config's is_host,
+ *   else guesses by matching the endpoint's host against this machine's
+ *   names and addresses, which fails when the host name resolves to
+ *   loopback (then no agent hosts it and all fail to connect):
+ *   PET_RDZV_CONF=is_host=1 on node index 0, whose address MASTER_ADDR
+ *   is, is_host=0 elsewhere.
+ * - The workers' MASTER_ADDR: the rank 0 agent's --local-addr, else its
+ *   host name (elastic/rendezvous/api.py RendezvousStoreInfo.build),
+ *   loopback again: PET_LOCAL_ADDR is this node's address on the
+ *   interface that reaches the master.
+ * RDZV_ID is the job, the step and the requeue count
+ * (SLURM_RESTART_COUNT): the same on every node of the step, new for a
+ * new step or a requeued start, so that no agent joins an old round.
+ */
+static int emit_elastic(struct derivation *d)
+{
+	const struct distenv_step *s = d->step;
+	const struct distenv_request *r = d->req;
+	uint32_t lo = r->min_nodes ? r->min_nodes : s->nnodes;
+	uint32_t hi = r->max_nodes ? r->max_nodes : s->nnodes;
+	uint32_t restarts = 0;
+	const char *rc = distenv_env_get(s->envp, "SLURM_RESTART_COUNT");
+	const char *addr, *port;
+	char id[64], nodes[32], endpoint[DISTENV_IP_TEXT_MAX + 16];
+	char laddr[DISTENV_IP_TEXT_MAX];
+	char where[DISTENV_HOST_MAX + 32];
+
+	if (s->nnodes < lo || s->nnodes > hi) {
+		snprintf(where, sizeof(where), "--distenv-nodes=%u:%u", lo, hi);
+		return distenv_error_set(
+			d->err, where,
+			"ask for a node count in that range (srun -N), or widen "
+			"--distenv-nodes",
+			"the step has %u nodes: the rendezvous would wait for "
+			"%s", s->nnodes,
+			s->nnodes < lo ? "nodes that never come" :
+					 "fewer nodes than it has");
+	}
+	if (rc && distenv_parse_u32(rc, 1000000, &restarts))
+		restarts = 0;
+	snprintf(id, sizeof(id), "%u.%u.%u", s->job_id, s->step_id, restarts);
+	if (emit(d, "RDZV_ID", id,
+		 "job %u, step %u, start %u (SLURM_RESTART_COUNT): the same on "
+		 "every node, new for each step and requeue",
+		 s->job_id, s->step_id, restarts))
+		return -1;
+	if (emit_u32(d, "MIN_NNODES", lo,
+		     r->min_nodes ? "--distenv-nodes" : "the step's node count") ||
+	    emit_u32(d, "MAX_NNODES", hi,
+		     r->max_nodes ? "--distenv-nodes" : "the step's node count") ||
+	    emit_u32(d, "MAX_RESTARTS", r->max_restarts,
+		     r->max_restarts_given ? "--distenv-max-restarts" :
+					     "no worker restarts unless "
+					     "--distenv-max-restarts"))
+		return -1;
+	snprintf(nodes, sizeof(nodes), "%s:%s",
+		 distenv_vars_value(d->vars, "MIN_NNODES"),
+		 distenv_vars_value(d->vars, "MAX_NNODES"));
+	if (emit(d, "PET_NNODES", nodes,
+		 "MIN_NNODES:MAX_NNODES, torchrun's --nnodes of an elastic "
+		 "launch") ||
+	    emit_pet(d, "NPROC_PER_NODE") ||
+	    emit(d, "PET_RDZV_BACKEND", "c10d",
+		 "RDZV_ID is set: LLaMA-Factory >= 0.9.3 launches with c10d "
+		 "rendezvous, which hands out the node ranks (NODE_RANK is not "
+		 "used)"))
+		return -1;
+	addr = distenv_vars_value(d->vars, "MASTER_ADDR");
+	port = distenv_vars_value(d->vars, "MASTER_PORT");
+	snprintf(endpoint, sizeof(endpoint), strchr(addr ? addr : "", ':') ?
+		 "[%s]:%s" : "%s:%s", addr ? addr : "", port ? port : "");
+	if (emit(d, "PET_RDZV_ENDPOINT", endpoint,
+		 "MASTER_ADDR:MASTER_PORT, where node index 0 hosts the "
+		 "rendezvous store") ||
+	    emit_pet(d, "RDZV_ID") || emit_pet(d, "MAX_RESTARTS") ||
+	    emit(d, "PET_RDZV_CONF", s->node_id == 0 ? "is_host=1" : "is_host=0",
+		 "%s", s->node_id == 0 ?
+		 "this node hosts the store: torchrun's guess from the host "
+		 "name fails when it resolves to loopback" :
+		 "the store is on node index 0"))
+		return -1;
+	if (local_addr(d, laddr, sizeof(laddr)) == 0 &&
+	    emit(d, "PET_LOCAL_ADDR", laddr,
+		 "this node's address on %s: rank 0's agent hands its own to "
+		 "the workers as MASTER_ADDR, else its host name's (loopback "
+		 "on Debian's /etc/hosts)", d->master.ifname))
+		return -1;
+	return 0;
 }
 
 static int derive_tasks(struct derivation *d)
@@ -624,6 +767,9 @@ int distenv_derive(const struct distenv_site *site,
 	d.vars = vars;
 	d.err = err;
 	d.mode = distenv_effective_mode(site, req);
+	d.elastic = d.mode == DISTENV_MODE_ELASTIC ||
+		    (d.mode == DISTENV_MODE_TORCHRUN &&
+		     distenv_env_user_value(step->envp, "RDZV_ID"));
 	d.multi_node = step->nnodes > 1;
 	if (d.mode == DISTENV_MODE_OFF)
 		return 0;
@@ -632,7 +778,8 @@ int distenv_derive(const struct distenv_site *site,
 		return -1;
 	if (step->kind == DISTENV_STEP_BATCH)
 		rc = derive_batch(&d);
-	else if (d.mode == DISTENV_MODE_TORCHRUN)
+	else if (d.mode == DISTENV_MODE_TORCHRUN ||
+		 d.mode == DISTENV_MODE_ELASTIC)
 		rc = derive_torchrun(&d);
 	else
 		rc = derive_tasks(&d);

@@ -24,6 +24,8 @@ const char *distenv_mode_name(enum distenv_mode mode)
 		return "torchrun";
 	case DISTENV_MODE_TASKS:
 		return "tasks";
+	case DISTENV_MODE_ELASTIC:
+		return "elastic";
 	default:
 		return "unset";
 	}
@@ -38,13 +40,16 @@ int distenv_parse_mode(const char *value, const char *where,
 		*out = DISTENV_MODE_TORCHRUN;
 	else if (strcmp(value, "tasks") == 0)
 		*out = DISTENV_MODE_TASKS;
+	else if (strcmp(value, "elastic") == 0)
+		*out = DISTENV_MODE_ELASTIC;
 	else if (strcmp(value, "off") == 0)
 		*out = DISTENV_MODE_OFF;
 	else
 		return distenv_error_set(
 			err, where,
 			"use torchrun (one task per node that runs torchrun or "
-			"llamafactory-cli), tasks (one task per rank) or off",
+			"llamafactory-cli), elastic (the same with torchrun's "
+			"c10d rendezvous), tasks (one task per rank) or off",
 			"unknown mode '%.64s'", value);
 	return 0;
 }
@@ -82,6 +87,49 @@ int distenv_parse_nproc(const char *value, const char *where, uint32_t *out,
 			struct distenv_error *err)
 {
 	return parse_bounded(value, where, 1, 1024, "a process count", out,
+			     err);
+}
+
+int distenv_parse_nodes_range(const char *value, const char *where,
+			      uint32_t *min, uint32_t *max,
+			      struct distenv_error *err)
+{
+	const char *colon = value ? strchr(value, ':') : NULL;
+	char first[16];
+	size_t flen;
+
+	if (distenv_option_text_check(value, where, err))
+		return -1;
+	if (!colon) {
+		if (parse_bounded(value, where, 1, 100000, "a node count", min,
+				  err))
+			return -1;
+		*max = *min;
+		return 0;
+	}
+	flen = (size_t)(colon - value);
+	if (flen == 0 || flen >= sizeof(first))
+		return distenv_error_set(err, where,
+					 "write MIN:MAX, e.g. 2:4, or one count",
+					 "'%.64s' is not MIN:MAX", value);
+	memcpy(first, value, flen);
+	first[flen] = '\0';
+	if (parse_bounded(first, where, 1, 100000, "a node count", min, err) ||
+	    parse_bounded(colon + 1, where, 1, 100000, "a node count", max,
+			  err))
+		return -1;
+	if (*min > *max)
+		return distenv_error_set(err, where,
+					 "write the smaller count first",
+					 "MIN %u is larger than MAX %u", *min,
+					 *max);
+	return 0;
+}
+
+int distenv_parse_max_restarts(const char *value, const char *where,
+			       uint32_t *out, struct distenv_error *err)
+{
+	return parse_bounded(value, where, 0, 1000, "a restart count", out,
 			     err);
 }
 

@@ -19,6 +19,7 @@ enum distenv_mode {
 	DISTENV_MODE_OFF,
 	DISTENV_MODE_TORCHRUN, /* one task per node, each runs torchrun */
 	DISTENV_MODE_TASKS,    /* one task per rank, no torchrun */
+	DISTENV_MODE_ELASTIC,  /* torchrun with c10d rendezvous (RDZV_ID) */
 };
 
 #define DISTENV_IFSPEC_TEXT_MAX 256
@@ -31,6 +32,9 @@ struct distenv_request {
 	char ifname[DISTENV_IFSPEC_TEXT_MAX]; /* --distenv-ifname, "" = none */
 	uint32_t nproc;                       /* --distenv-nproc, 0 = none */
 	int show;                             /* --distenv-show given */
+	uint32_t min_nodes, max_nodes;        /* --distenv-nodes, 0 = none */
+	uint32_t max_restarts;                /* --distenv-max-restarts */
+	int max_restarts_given;
 	/* LLaMA-Factory run preparation (plugin/lf/lf_prepare.h; the
 	 * enums and parsers are in plugin/lf/lf_decide.h). */
 	char lf_config[DISTENV_LF_PATH_MAX];  /* --distenv-lf-config, "" = none */
@@ -119,6 +123,19 @@ const char *distenv_mode_name(enum distenv_mode mode);
  */
 int distenv_parse_mode(const char *value, const char *where,
 		       enum distenv_mode *out, struct distenv_error *err);
+
+/*
+ * --distenv-nodes=MIN:MAX (or N for N:N): the node counts an elastic
+ * (c10d) launch accepts, torchrun's --nnodes MIN:MAX, 1 <= MIN <= MAX <=
+ * 100000. Errors: malformed, zero, MIN > MAX.
+ */
+int distenv_parse_nodes_range(const char *value, const char *where,
+			      uint32_t *min, uint32_t *max,
+			      struct distenv_error *err);
+
+/* --distenv-max-restarts=N: torchrun's --max-restarts, 0-1000. */
+int distenv_parse_max_restarts(const char *value, const char *where,
+			       uint32_t *out, struct distenv_error *err);
 
 /* A TCP port 1024-65535 (ports below 1024 need root to bind). */
 int distenv_parse_port(const char *value, const char *where, uint16_t *out,

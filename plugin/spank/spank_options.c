@@ -76,6 +76,28 @@ static int opt_nproc(int val, const char *optarg, int remote)
 	return 0;
 }
 
+static int opt_nodes(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (distenv_parse_nodes_range(optarg, "--distenv-nodes",
+				      &distenv_state.req.min_nodes,
+				      &distenv_state.req.max_nodes,
+				      &distenv_state.option_error))
+		return reject(remote);
+	return 0;
+}
+
+static int opt_max_restarts(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (distenv_parse_max_restarts(optarg, "--distenv-max-restarts",
+				       &distenv_state.req.max_restarts,
+				       &distenv_state.option_error))
+		return reject(remote);
+	distenv_state.req.max_restarts_given = 1;
+	return 0;
+}
+
 static int opt_show(int val, const char *optarg, int remote)
 {
 	(void)val;
@@ -171,11 +193,19 @@ static int opt_resume(int val, const char *optarg, int remote)
 }
 
 static struct spank_option options[] = {
-	{"distenv", "[torchrun|tasks|off]",
+	{"distenv", "[torchrun|elastic|tasks|off]",
 	 "Derive NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT, NPROC_PER_NODE, "
 	 "NCCL/GLOO_SOCKET_IFNAME for torchrun or LLaMA-Factory "
-	 "(torchrun: one task per node; tasks: one task per rank)",
+	 "(torchrun: one task per node; elastic: the same with c10d "
+	 "rendezvous; tasks: one task per rank)",
 	 2, 0, opt_mode},
+	{"distenv-nodes", "MIN:MAX",
+	 "Node counts an elastic launch accepts (MIN_NNODES, MAX_NNODES); "
+	 "default: the step's",
+	 1, 0, opt_nodes},
+	{"distenv-max-restarts", "N",
+	 "Worker restarts of an elastic launch (MAX_RESTARTS); default 0",
+	 1, 0, opt_max_restarts},
 	{"distenv-port", "PORT",
 	 "MASTER_PORT (1024-65535) when Slurm reserved no ports for the step",
 	 1, 0, opt_port},

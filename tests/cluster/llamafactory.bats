@@ -141,6 +141,46 @@ EOF
 	[[ "${lines[-1]}" == "OK "* ]]
 }
 
+@test "real 0.9.5's own parser (hparams/parser.py, unknown keys refused) takes distenv's resolved copy of each template YAML, and refuses the same copy with one unknown key" {
+	local y
+	for y in qwen2_72b_full_dpo qwen2_72b_full_dpo_offload qwen2_72b_lora_dpo; do
+		real_yaml "$TPL/lf/$y.yaml" "$y.yaml" "output_dir=$LOCAL/parse-$y"
+		# shellcheck disable=SC2016 # expanded by the task
+		run srun -N1 --distenv --distenv-nproc=2 --distenv-lf-config="$y.yaml" python -c '
+import os, sys, yaml
+from llamafactory.hparams.parser import _parse_train_args
+path = os.environ["DISTENV_LF_CONFIG"]
+with open(path) as f:
+    args = yaml.safe_load(f)
+_parse_train_args(dict(args))
+print("parsed", path, "save_on_each_node", args["save_on_each_node"])
+args["distenv_bogus_key"] = 1
+try:
+    _parse_train_args(args)
+except ValueError as e:
+    print("refused:", e)'
+		echo "$output"
+		[ "$status" -eq 0 ]
+		grep -qE "^parsed $LOCAL/distenv-0-[0-9]+\.0-0/lf_config.yaml save_on_each_node True$" <<<"$output"
+		grep -qxF "refused: Some keys are not used by the HfArgumentParser: ['distenv_bogus_key']" <<<"$output"
+	done
+}
+
+@test "real 0.9.5's launcher, MASTER_PORT unset: each node picks its own free port (find_available_port), so two nodes disagree; with --distenv both get the step's reserved port" {
+	# shellcheck disable=SC2016 # expanded on each node
+	run srun -N2 --ntasks-per-node=1 --distenv bash -c '
+		port=$(env -u MASTER_PORT python -c "from llamafactory.extras.misc import find_available_port as f; print(f())")
+		echo "$(hostname) own=$port distenv=$MASTER_PORT"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	own1=$(sed -n 's/^n1 own=\([0-9]*\) .*/\1/p' <<<"$output")
+	own2=$(sed -n 's/^n2 own=\([0-9]*\) .*/\1/p' <<<"$output")
+	# bind(port 0) takes a random free port of the kernel's ephemeral
+	# range: two nodes agree about once in 28,000 tries
+	[ -n "$own1" ] && [ -n "$own2" ] && [ "$own1" != "$own2" ]
+	[ "$(grep -oE 'distenv=[0-9]+$' <<<"$output" | sort -u | wc -l)" -eq 1 ]
+}
+
 @test "real 0.9.5, template dpo_full_zero3 on node-local disks: LLaMA-Factory's launcher builds torchrun from distenv's variables, its parser takes the resolved copy, ZeRO-3 DPO through DeepSpeed on 2x2, loss finite and falling, each node holds its ranks' DeepSpeed shards" {
 	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" ref.yaml "output_dir=$LOCAL/ref"
 	real_template dpo_full_zero3.sbatch ref.sbatch "$BATS_FILE_TMPDIR/ref.yaml"
@@ -372,4 +412,61 @@ EOF
 	grep -qx 'n1 checkpoint-8/adapter_model.safetensors' files
 	grep -qx 'n2 checkpoint-8/adapter_model.safetensors' files
 	refute grep -q 'checkpoint-8/model.safetensors' files
+}
+
+@test "elastic mode, bare torchrun (PET_* only): a 2x2 c10d launch reduces on every rank; one RDZV_ID for the step (job.step.start), node 0 hosts the store, each agent advertises its eth0 address" {
+	# shellcheck disable=SC2016 # expanded by the task
+	run timeout 120 srun -N2 --ntasks-per-node=1 --distenv=elastic --distenv-nproc=2 bash -c '
+		echo "$(hostname) RDZV_ID=$RDZV_ID conf=$PET_RDZV_CONF local=$PET_LOCAL_ADDR endpoint=$PET_RDZV_ENDPOINT nnodes=$PET_NNODES"
+		exec torchrun "$1"' sh "$TOP/tests/cluster/elastic_worker.py"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	id=$(sed -n 's/^n1 RDZV_ID=\([^ ]*\) .*/\1/p' <<<"$output")
+	[[ "$id" =~ ^[0-9]+\.0\.0$ ]]
+	grep -qE "^n1 RDZV_ID=$id conf=is_host=1 local=$MASTER endpoint=$MASTER:[0-9]+ nnodes=2:2$" <<<"$output"
+	grep -qE "^n2 RDZV_ID=$id conf=is_host=0 local=$CLUSTER_NET.2 endpoint=$MASTER:[0-9]+ nnodes=2:2$" <<<"$output"
+	[ "$(grep -cE '^ELASTIC attempt 0 rank [0-3]/4 node=n[12] group_rank [01] result=10 OK$' <<<"$output")" -eq 4 ]
+	# c10d gave the node ranks: one per node
+	[ "$(grep -oE 'node=n1 group_rank [01]' <<<"$output" | sort -u | wc -l)" -eq 1 ]
+	[ "$(grep -oE 'node=n2 group_rank [01]' <<<"$output" | sort -u | wc -l)" -eq 1 ]
+}
+
+@test "torchrun mode with RDZV_ID exported: --distenv-show says c10d hands out the node ranks, the user's id is kept and the rendezvous parts are set, so the launch reduces" {
+	# shellcheck disable=SC2016 # expanded by the task
+	run timeout 120 env RDZV_ID=myrun srun -N2 --ntasks-per-node=1 --distenv --distenv-nproc=2 --distenv-show \
+		bash -c 'exec torchrun "$1"' sh "$TOP/tests/cluster/elastic_worker.py"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^distenv: n2:   RDZV_ID=myrun  \[kept\]' <<<"$output"
+	grep -q '^distenv: n1:   PET_RDZV_BACKEND=c10d  \[set\] RDZV_ID is set: LLaMA-Factory >= 0.9.3 launches with c10d rendezvous, which hands out the node ranks (NODE_RANK is not used)' <<<"$output"
+	grep -q '^distenv: n2:   PET_RDZV_ID=myrun  \[set\]' <<<"$output"
+	[ "$(grep -cE '^ELASTIC attempt 0 rank [0-3]/4 .* result=10 OK$' <<<"$output")" -eq 4 ]
+}
+
+@test "elastic mode: a node range the step is outside of fails the step with the fix; a malformed one fails srun at once" {
+	run timeout 60 srun -N2 --distenv=elastic --distenv-nodes=3:4 true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grep -qF -- '--distenv-nodes=3:4: the step has 2 nodes: the rendezvous would wait for nodes that never come. ask for a node count in that range (srun -N), or widen --distenv-nodes' <<<"$output"
+	run timeout 30 srun -N2 --distenv=elastic --distenv-nodes=4:2 true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grep -q -- '--distenv-nodes: MIN 4 is larger than MAX 2' <<<"$output"
+	nodes_idle
+}
+
+@test "real 0.9.5 in elastic mode: template dpo_full_zero3 submitted with --distenv=elastic takes LLaMA-Factory's RDZV_ID launch (the trainers' TORCHELASTIC_RUN_ID is distenv's RDZV_ID) and trains" {
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" el.yaml "output_dir=$LOCAL/el"
+	real_template dpo_full_zero3.sbatch el.sbatch "$BATS_FILE_TMPDIR/el.yaml"
+	id=$(DISTENV_TEST_ENV_PROBE=TORCHELASTIC_RUN_ID,RDZV_ID submit el.sbatch --distenv=elastic)
+	state=$(wait_job "$id")
+	cat el.sbatch.out
+	trained "$state" el.sbatch.out
+	for r in 0 1 2 3; do
+		grep -qE "^probe: rank $r node=n[12] TORCHELASTIC_RUN_ID=$id\\.0\\.0$" el.sbatch.out
+	done
+	trainer_log n1 "$LOCAL/el" >el.losses
+	cat el.losses
+	[ "$(wc -l <el.losses)" -eq 8 ]
+	falls el.losses
 }

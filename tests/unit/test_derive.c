@@ -98,6 +98,84 @@ static void torchrun_two_nodes(void **state)
 	distenv_vars_free(&w->vars);
 }
 
+/* --distenv=elastic on node index 1: torchrun mode's variables, then the
+ * c10d rendezvous: an RDZV_ID of job, step and start, the node range,
+ * the restarts, and what a bare torchrun reads; the store on node 0. */
+static void elastic_two_nodes(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_ELASTIC);
+	const char *order[] = {"NNODES", "NODE_RANK", "RANK", "NPROC_PER_NODE",
+			       "MASTER_ADDR", "MASTER_PORT", "FORCE_TORCHRUN",
+			       "RDZV_ID", "MIN_NNODES", "MAX_NNODES",
+			       "MAX_RESTARTS", "PET_NNODES",
+			       "PET_NPROC_PER_NODE", "PET_RDZV_BACKEND",
+			       "PET_RDZV_ENDPOINT", "PET_RDZV_ID",
+			       "PET_MAX_RESTARTS", "PET_RDZV_CONF",
+			       "PET_LOCAL_ADDR", "NCCL_SOCKET_IFNAME",
+			       "GLOO_SOCKET_IFNAME", "DISTENV_SET"};
+	size_t i;
+
+	(void)state;
+	w->step.resv_ports = "21001-21002";
+	assert_int_equal(derive(w), 0);
+	assert_int_equal(w->vars.count, sizeof(order) / sizeof(order[0]));
+	for (i = 0; i < w->vars.count; i++)
+		assert_string_equal(w->vars.items[i].name, order[i]);
+	assert_string_equal(val(w, "RDZV_ID"), "77.3.0");
+	assert_string_equal(val(w, "MIN_NNODES"), "2");
+	assert_string_equal(val(w, "MAX_NNODES"), "2");
+	assert_string_equal(val(w, "MAX_RESTARTS"), "0");
+	assert_string_equal(val(w, "PET_NNODES"), "2:2");
+	assert_string_equal(val(w, "PET_RDZV_BACKEND"), "c10d");
+	assert_string_equal(val(w, "PET_RDZV_ENDPOINT"), "10.77.0.1:21001");
+	assert_string_equal(val(w, "PET_RDZV_ID"), "77.3.0");
+	assert_string_equal(val(w, "PET_RDZV_CONF"), "is_host=0");
+	assert_string_equal(val(w, "PET_LOCAL_ADDR"), "10.77.0.2");
+	assert_null(val(w, "PET_NODE_RANK")); /* c10d hands out node ranks */
+	distenv_vars_free(&w->vars);
+
+	/* a requeued start, a node range and restarts */
+	w = world_new(DISTENV_MODE_ELASTIC);
+	env_add(w, "SLURM_RESTART_COUNT=2");
+	w->req.min_nodes = 1;
+	w->req.max_nodes = 4;
+	w->req.max_restarts = 3;
+	w->req.max_restarts_given = 1;
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "RDZV_ID"), "77.3.2");
+	assert_string_equal(val(w, "PET_NNODES"), "1:4");
+	assert_string_equal(val(w, "PET_MAX_RESTARTS"), "3");
+	assert_string_equal(distenv_vars_find(&w->vars, "MAX_RESTARTS")->reason,
+			    "--distenv-max-restarts");
+	distenv_vars_free(&w->vars);
+
+	/* a range the step's 2 nodes are outside of: refused */
+	w = world_new(DISTENV_MODE_ELASTIC);
+	w->req.min_nodes = 3;
+	w->req.max_nodes = 4;
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where, "--distenv-nodes=3:4");
+	assert_non_null(strstr(w->err.what, "the step has 2 nodes"));
+}
+
+/* torchrun mode with RDZV_ID exported: LLaMA-Factory will launch with
+ * c10d, so the rendezvous parts come too; the user's id is kept. */
+static void torchrun_with_user_rdzv_id(void **state)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	(void)state;
+	env_add(w, "RDZV_ID=myrun");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "RDZV_ID"), "myrun");
+	assert_int_equal(distenv_vars_find(&w->vars, "RDZV_ID")->action,
+			 DISTENV_ACTION_KEPT);
+	assert_string_equal(val(w, "PET_RDZV_ID"), "myrun");
+	assert_string_equal(val(w, "PET_RDZV_BACKEND"), "c10d");
+	assert_non_null(val(w, "PET_RDZV_CONF"));
+	distenv_vars_free(&w->vars);
+}
+
 static void tasks_mode(void **state)
 {
 	struct world *w = world_new(DISTENV_MODE_TASKS);
@@ -395,6 +473,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(torchrun_two_nodes),
+		cmocka_unit_test(elastic_two_nodes),
+		cmocka_unit_test(torchrun_with_user_rdzv_id),
 		cmocka_unit_test(tasks_mode),
 		cmocka_unit_test(torchrun_rejects_several_tasks),
 		cmocka_unit_test(user_values_are_kept),

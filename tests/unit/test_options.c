@@ -63,6 +63,39 @@ static void nproc_values(void **state)
 	assert_int_equal(distenv_parse_nproc("-1", "--distenv-nproc", &n, &err), -1);
 }
 
+static void elastic_values(void **state)
+{
+	struct distenv_error err;
+	enum distenv_mode m;
+	uint32_t lo = 0, hi = 0, n = 0;
+
+	(void)state;
+	assert_int_equal(distenv_parse_mode("elastic", "--distenv", &m, &err), 0);
+	assert_int_equal(m, DISTENV_MODE_ELASTIC);
+	assert_string_equal(distenv_mode_name(m), "elastic");
+	assert_int_equal(distenv_parse_nodes_range("2:4", "--distenv-nodes", &lo,
+						   &hi, &err), 0);
+	assert_true(lo == 2 && hi == 4);
+	assert_int_equal(distenv_parse_nodes_range("3", "--distenv-nodes", &lo,
+						   &hi, &err), 0);
+	assert_true(lo == 3 && hi == 3);
+	assert_int_equal(distenv_parse_nodes_range("4:2", "--distenv-nodes", &lo,
+						   &hi, &err), -1);
+	assert_string_equal(err.what, "MIN 4 is larger than MAX 2");
+	assert_int_equal(distenv_parse_nodes_range(":2", "--distenv-nodes", &lo,
+						   &hi, &err), -1);
+	assert_int_equal(distenv_parse_nodes_range("0:2", "--distenv-nodes", &lo,
+						   &hi, &err), -1);
+	assert_int_equal(distenv_parse_nodes_range("2:x", "--distenv-nodes", &lo,
+						   &hi, &err), -1);
+	assert_string_equal(err.where, "--distenv-nodes");
+	assert_int_equal(distenv_parse_max_restarts("0", "--distenv-max-restarts",
+						    &n, &err), 0);
+	assert_int_equal(distenv_parse_max_restarts("1001",
+						    "--distenv-max-restarts",
+						    &n, &err), -1);
+}
+
 static void port_range_values(void **state)
 {
 	struct distenv_error err;
@@ -152,6 +185,7 @@ int main(void)
 		cmocka_unit_test(mode_values),
 		cmocka_unit_test(port_values),
 		cmocka_unit_test(nproc_values),
+		cmocka_unit_test(elastic_values),
 		cmocka_unit_test(port_range_values),
 		cmocka_unit_test(plugstack_args),
 		cmocka_unit_test(effective_mode),
