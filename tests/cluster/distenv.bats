@@ -25,13 +25,15 @@ setup() {
 
 @test "srun --help and sbatch --help list the distenv options" {
 	run srun --help
-	[[ "$output" == *"--distenv=[torchrun|tasks|off]"* ]]
+	[[ "$output" == *"--distenv=[torchrun|elastic|tasks|off]"* ]]
 	[[ "$output" == *"--distenv-port=PORT"* ]]
 	[[ "$output" == *"--distenv-ifname=NAME"* ]]
 	[[ "$output" == *"--distenv-nproc=N"* ]]
+	[[ "$output" == *"--distenv-nodes=MIN:MAX"* ]]
+	[[ "$output" == *"--distenv-max-restarts=N"* ]]
 	[[ "$output" == *"--distenv-show"* ]]
 	run sbatch --help
-	[[ "$output" == *"--distenv=[torchrun|tasks|off]"* ]]
+	[[ "$output" == *"--distenv=[torchrun|elastic|tasks|off]"* ]]
 	run salloc --help
 	[[ "$output" == *"--distenv-show"* ]]
 }

@@ -144,10 +144,10 @@ setup() {
 @test "package: srun --help and sbatch --help list the options of the installed plugin" {
 	run srun --help
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"--distenv=[torchrun|tasks|off]"* ]]
+	[[ "$output" == *"--distenv=[torchrun|elastic|tasks|off]"* ]]
 	[[ "$output" == *"--distenv-show"* ]]
 	run sbatch --help
-	[[ "$output" == *"--distenv=[torchrun|tasks|off]"* ]]
+	[[ "$output" == *"--distenv=[torchrun|elastic|tasks|off]"* ]]
 	[[ "$output" == *"--distenv-port=PORT"* ]]
 }
 

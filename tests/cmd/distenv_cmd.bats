@@ -108,7 +108,7 @@ setup() {
 	[ "$status" -eq 1 ]
 	[ "$output" = "distenv: error: --port: 'abc' is not a port number from 1024 to 65535. give a port number from 1024 to 65535" ]
 	run "$DISTENV" env --mode mpi
-	[ "$output" = "distenv: error: --mode: unknown mode 'mpi'. use torchrun (one task per node that runs torchrun or llamafactory-cli), tasks (one task per rank) or off" ]
+	[ "$output" = "distenv: error: --mode: unknown mode 'mpi'. use torchrun (one task per node that runs torchrun or llamafactory-cli), elastic (the same with torchrun's c10d rendezvous), tasks (one task per rank) or off" ]
 	run "$DISTENV" env --ifname 'eth0;reboot'
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"has the character ';'"* ]]
