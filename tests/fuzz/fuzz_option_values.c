@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct distenv_error err;
 	enum distenv_mode mode;
 	uint16_t port, lo, hi;
-	uint32_t nproc;
+	uint32_t nproc, nmin, nmax;
 	char *value;
 	int rc;
 
@@ -39,10 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(value, data + 1, size - 1);
 	value[size - 1] = '\0';
 	distenv_error_clear(&err);
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0:
 		rc = distenv_parse_mode(value, "--distenv", &mode, &err);
 		if (rc == 0 && mode != DISTENV_MODE_TORCHRUN &&
+		    mode != DISTENV_MODE_ELASTIC &&
 		    mode != DISTENV_MODE_TASKS && mode != DISTENV_MODE_OFF)
 			abort();
 		break;
@@ -54,6 +55,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2:
 		rc = distenv_parse_nproc(value, "--distenv-nproc", &nproc, &err);
 		if (rc == 0 && (nproc < 1 || nproc > 1024))
+			abort();
+		break;
+	case 3:
+		rc = distenv_parse_nodes_range(value, "--distenv-nodes", &nmin,
+					       &nmax, &err);
+		if (rc == 0 && (nmin < 1 || nmin > nmax || nmax > 100000))
 			abort();
 		break;
 	default:
