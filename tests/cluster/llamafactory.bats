@@ -146,7 +146,7 @@ EOF
 	for y in qwen2_72b_full_dpo qwen2_72b_full_dpo_offload qwen2_72b_lora_dpo; do
 		real_yaml "$TPL/lf/$y.yaml" "$y.yaml" "output_dir=$LOCAL/parse-$y"
 		# shellcheck disable=SC2016 # expanded by the task
-		run srun -N1 --distenv --distenv-nproc=2 --distenv-lf-config="$y.yaml" python -c '
+		run srun -N2 --ntasks-per-node=1 --distenv --distenv-nproc=2 --distenv-lf-config="$y.yaml" python -c '
 import os, sys, yaml
 from llamafactory.hparams.parser import _parse_train_args
 path = os.environ["DISTENV_LF_CONFIG"]
@@ -161,8 +161,10 @@ except ValueError as e:
     print("refused:", e)'
 		echo "$output"
 		[ "$status" -eq 0 ]
+		# each node parsed its own copy, with what distenv resolved
 		grep -qE "^parsed $LOCAL/distenv-0-[0-9]+\.0-0/lf_config.yaml save_on_each_node True$" <<<"$output"
-		grep -qxF "refused: Some keys are not used by the HfArgumentParser: ['distenv_bogus_key']" <<<"$output"
+		grep -qE "^parsed $LOCAL/distenv-0-[0-9]+\.0-1/lf_config.yaml save_on_each_node True$" <<<"$output"
+		[ "$(grep -cxF "refused: Some keys are not used by the HfArgumentParser: ['distenv_bogus_key']" <<<"$output")" -eq 2 ]
 	done
 }
 
