@@ -433,6 +433,31 @@ EOF
 	[ "$(grep -oE 'node=n2 group_rank [01]' <<<"$output" | sort -u | wc -l)" -eq 1 ]
 }
 
+@test "elastic mode, the trap: the master given as its address while its host name resolves to 127.0.1.1 only on itself (Debian's /etc/hosts): from torchrun mode's variables no agent hosts the c10d store and the launch hangs; with --distenv=elastic node 0 hosts it and the launch reduces" {
+	local hosts=/etc/netns/${CLUSTER_NS}1/hosts saved
+	saved=$(cat "$hosts")
+	grep -v 'n1$' <<<"$saved" >"$hosts"
+	printf '127.0.1.1\tn1\n' >>"$hosts"
+	# torchrun's own c10d arguments, as a user writes them
+	# shellcheck disable=SC2016 # expanded by the task
+	launch='exec torchrun --nnodes 2 --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint "$MASTER_ADDR:$MASTER_PORT" --rdzv-id "job$SLURM_JOB_ID" "$1"'
+	# Both agents connect as clients to a store nobody hosts; torch 2.13
+	# gives up on a connection after 60 s and retries: 65 s show it.
+	run timeout 65 env MASTER_ADDR="$MASTER" srun -N2 --ntasks-per-node=1 --distenv --distenv-nproc=2 \
+		bash -c "$launch" sh "$TOP/tests/cluster/elastic_worker.py"
+	trap_status=$status trap_output=$output
+	run timeout 90 env MASTER_ADDR="$MASTER" srun -N2 --ntasks-per-node=1 --distenv=elastic --distenv-nproc=2 \
+		bash -c "$launch" sh "$TOP/tests/cluster/elastic_worker.py"
+	printf '%s\n' "$saved" >"$hosts"
+	echo "$trap_output"
+	echo "$output"
+	[ "$trap_status" -ne 0 ]
+	grep -qF "TCP client failed to connect/validate to host $MASTER:" <<<"$trap_output"
+	refute grep -q '^ELASTIC ' <<<"$trap_output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE '^ELASTIC attempt 0 rank [0-3]/4 .* result=10 OK$' <<<"$output")" -eq 4 ]
+}
+
 @test "torchrun mode with RDZV_ID exported: --distenv-show says c10d hands out the node ranks, the user's id is kept and the rendezvous parts are set, so the launch reduces" {
 	# shellcheck disable=SC2016 # expanded by the task
 	run timeout 120 env RDZV_ID=myrun srun -N2 --ntasks-per-node=1 --distenv --distenv-nproc=2 --distenv-show \
