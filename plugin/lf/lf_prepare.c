@@ -407,10 +407,10 @@ int lf_prepare(const struct lf_prepare_request *req,
 		if (lf_sys_private_dir(res->dir, err))
 			goto out;
 		if (res->ds_text &&
-		    lf_sys_write_new(res->dir, "ds_config.json", res->ds_text,
+		    lf_sys_write_private(res->dir, "ds_config.json", res->ds_text,
 				     strlen(res->ds_text), err))
 			goto out;
-		if (lf_sys_write_new(res->dir, "lf_config.yaml",
+		if (lf_sys_write_private(res->dir, "lf_config.yaml",
 				     res->yaml_text, strlen(res->yaml_text),
 				     err))
 			goto out;

@@ -249,20 +249,18 @@ int lf_sys_private_dir(const char *dir, struct distenv_error *err)
 	return 0;
 }
 
-int lf_sys_write_new(const char *dir, const char *name, const char *data,
-		     size_t len, struct distenv_error *err)
+/* Write data to a new temporary file in dir, into tmp; 0 or -1 (errno). */
+static int write_temp(const char *dir, const char *name, const char *data,
+		      size_t len, char *tmp, size_t tmplen)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
 	size_t done = 0;
 	int fd, e;
 
-	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name, (long)getpid());
+	snprintf(tmp, tmplen, "%s/.%s.%ld", dir, name, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
 	if (fd < 0)
-		return distenv_error_set(err, tmp, NULL, "cannot create: %s",
-					 strerror(errno));
+		return -1;
 	while (done < len) {
 		ssize_t n = write(fd, data + done, len - done);
 
@@ -275,16 +273,60 @@ int lf_sys_write_new(const char *dir, const char *name, const char *data,
 	if (fsync(fd) < 0)
 		goto fail;
 	close(fd);
-	fd = -1;
-	if (link(tmp, dst) < 0 && errno != EEXIST)
-		goto fail;
-	unlink(tmp);
 	return 0;
 fail:
+	e = errno ? errno : EIO;
+	close(fd);
+	unlink(tmp);
+	errno = e;
+	return -1;
+}
+
+/* 1 when path holds exactly data (read with lf_sys_read_file's checks). */
+static int same_bytes(const char *path, const char *data, size_t len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	int same;
+
+	if (lf_sys_read_file(path, len + 1, &buf, &n, NULL, NULL))
+		return 0;
+	same = n == len && memcmp(buf, data, len) == 0;
+	free(buf);
+	return same;
+}
+
+static int write_file(const char *dir, const char *name, const char *data,
+		      size_t len, int replace, struct distenv_error *err)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	int e;
+
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	if (replace && same_bytes(dst, data, len))
+		return 0;
+	if (write_temp(dir, name, data, len, tmp, sizeof(tmp)))
+		return distenv_error_set(err, tmp, NULL, "cannot create: %s",
+					 strerror(errno));
+	if (replace ? rename(tmp, dst) == 0 :
+		      link(tmp, dst) == 0 || errno == EEXIST) {
+		unlink(tmp);
+		return 0;
+	}
 	e = errno;
-	if (fd >= 0)
-		close(fd);
 	unlink(tmp);
 	return distenv_error_set(err, dst, NULL, "cannot write: %s",
 				 strerror(e));
+}
+
+int lf_sys_write_new(const char *dir, const char *name, const char *data,
+		     size_t len, struct distenv_error *err)
+{
+	return write_file(dir, name, data, len, 0, err);
+}
+
+int lf_sys_write_private(const char *dir, const char *name, const char *data,
+			 size_t len, struct distenv_error *err)
+{
+	return write_file(dir, name, data, len, 1, err);
 }

@@ -72,4 +72,15 @@ int lf_sys_private_dir(const char *dir, struct distenv_error *err);
 int lf_sys_write_new(const char *dir, const char *name, const char *data,
 		     size_t len, struct distenv_error *err);
 
+/*
+ * Write data to dir/name in a directory of lf_sys_private_dir, the same
+ * way, but an existing dir/name whose bytes differ is replaced (rename
+ * over it): the directory is distenv's own, and a copy left there by an
+ * earlier job with the same job and step id (job ids start again after
+ * a controller's state is reset; a persistent /tmp keeps the files) must
+ * not be taken for this step's. The same bytes are left alone.
+ */
+int lf_sys_write_private(const char *dir, const char *name, const char *data,
+			 size_t len, struct distenv_error *err);
+
 #endif

@@ -406,6 +406,8 @@ EOF
 		grep -qE "^probe: rank $r node=n[12] argv=/tmp/distenv-0-$id\\.0-[01]/lf_config.yaml$" lora.sbatch.out
 	done
 	srun -N1 -w n1 cat "/tmp/distenv-0-$id.0-0/lf_config.yaml" >resolved.yaml
+	# /tmp outlives the test cluster, whose job ids start again at 1
+	rm -rf "/tmp/distenv-0-$id.0-0" "/tmp/distenv-0-$id.0-1"
 	grep -qF "written under /tmp, not TMPDIR=\"$LOCAL/tmp dir\"" resolved.yaml
 	trainer_log n1 "$LOCAL/lora" >lora.losses
 	cat lora.losses

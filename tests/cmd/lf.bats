@@ -209,6 +209,15 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 	run "$DISTENV" prepare --lf-config "$W/dpo.yaml" --offload cpu --model-params 8B
 	[ "$status" -eq 0 ]
 	[ "$(stat -c %i "$d/lf_config.yaml")" = "$before" ]
+	# a copy an earlier job with the same job and step id left there
+	# (ids start again after a controller's state is reset) is replaced
+	printf 'model_name_or_path: /gone\n' >"$d/lf_config.yaml"
+	run "$DISTENV" prepare --lf-config "$W/dpo.yaml" --offload cpu --model-params 8B
+	[ "$status" -eq 0 ]
+	refute_gone=$(grep -c '/gone' "$d/lf_config.yaml" || true)
+	[ "$refute_gone" -eq 0 ]
+	grep -q '^save_on_each_node: true$' "$d/lf_config.yaml"
+	[ "$(stat -c %a "$d/lf_config.yaml")" = 600 ]
 	# a directory of that name that is not private is refused
 	chmod 755 "$d"
 	SLURM_STEP_ID=3 run "$DISTENV" prepare --lf-config "$W/dpo.yaml" --model-params 8B
