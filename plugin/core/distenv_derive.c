@@ -176,7 +176,7 @@ static int fail_no_iface(struct derivation *d, const char *what,
 
 /* A user-exported NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME is kept, but
  * one that matches nothing stops NCCL at init ("no socket interface
- * found", ../shared/cases C4); say so before launch. */
+ * found"; docs/contracts.md 4); say so before launch. */
 static int check_user_ifnames(struct derivation *d)
 {
 	const char *const *envp = d->step->envp;

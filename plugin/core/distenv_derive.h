@@ -7,7 +7,7 @@
  * Variables, torchrun mode (one task per node; LLaMA-Factory cli.py /
  * launcher.py builds `torchrun --nnodes NNODES --node_rank NODE_RANK
  * --nproc_per_node NPROC_PER_NODE --master_addr MASTER_ADDR --master_port
- * MASTER_PORT` when FORCE_TORCHRUN is set, ../shared/CONTRACTS.md 1):
+ * MASTER_PORT` when FORCE_TORCHRUN is set, docs/contracts.md 1):
  *   NNODES NODE_RANK RANK NPROC_PER_NODE MASTER_ADDR MASTER_PORT
  *   FORCE_TORCHRUN PET_NNODES PET_NODE_RANK PET_NPROC_PER_NODE
  *   PET_MASTER_ADDR PET_MASTER_PORT NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME
@@ -42,7 +42,7 @@
 /*
  * GPUs visible to the task: the entries of CUDA_VISIBLE_DEVICES (indices,
  * GPU-/MIG- UUIDs; "" and "NoDevFiles" mean none), else
- * SLURM_GPUS_ON_NODE, else 0 (../shared/CONTRACTS.md 7). *source names
+ * SLURM_GPUS_ON_NODE, else 0 (docs/contracts.md 7). *source names
  * the variable used, or NULL when neither said anything.
  */
 uint32_t distenv_count_gpus(const char *const *envp, const char **source);

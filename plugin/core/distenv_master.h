@@ -2,7 +2,7 @@
  * distenv_master.h: choose MASTER_ADDR and the interface that reaches it,
  * from the resolver's answer and the node's interfaces.
  *
- * Rules (issue "Core"; ../shared/CONTRACTS.md sections 4 and 6):
+ * Rules (docs/contracts.md sections 4 and 6):
  * - The master is the node with node index 0 in the step; its name was
  *   resolved on this node, so the address is the one *this* node reaches
  *   it by.

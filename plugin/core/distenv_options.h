@@ -174,7 +174,7 @@ enum distenv_mode distenv_effective_mode(const struct distenv_site *site,
  * plain: at most DISTENV_OPTION_TEXT_MAX bytes; only printable ASCII (no
  * control byte, no byte >= 0x80: names, numbers and modes are ASCII, and
  * a line break would split a log line or an `export` line); no '#'
- * (starts a comment in plugstack.conf, CONTRACTS.md 5, and in shells);
+ * (starts a comment in plugstack.conf, docs/contracts.md 5, and in shells);
  * no blank or shell metacharacter (| & ; < > ( ) $ ` \ " ' * ? [ ] { }
  * ~ !: POSIX XCU 2.2 quoting and 2.13 pattern matching), which no value
  * of any distenv option holds. NULL passes (the parsers handle "no

@@ -6,7 +6,7 @@
  * The rule, per node: walk the checkpoint-N directories of output_dir from
  * the largest N down and take the first one that holds every file this
  * node's ranks read on a resume (lf_resume_check: trainer_state.json,
- * `latest`, the ranks' ZeRO shards; ../shared/CONTRACTS.md 2). A newer one
+ * `latest`, the ranks' ZeRO shards; docs/contracts.md 2). A newer one
  * that misses any of them is a save that was cut (the job was requeued or
  * killed while saving) and is skipped, named with what it misses.
  *

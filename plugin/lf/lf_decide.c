@@ -351,12 +351,12 @@ static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 			want = 1;
 			why = "output_dir is on node-local storage; each node "
 			      "must save trainer_state.json and `latest` to "
-			      "resume (case C5)";
+			      "resume";
 		} else if (in->out_storage == LF_STORAGE_SHARED) {
 			want = 0;
 			why = "output_dir is on shared storage; one saving "
 			      "node avoids overwrites and rotation races "
-			      "(case C6)";
+			      "(docs/contracts.md 2)";
 		} else {
 			msg(dec, in, LF_WARN, "output_dir",
 			    "set --distenv-save-on-each-node=yes (node-local "
@@ -382,7 +382,7 @@ static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 		    "--distenv-save-on-each-node=auto) on shared storage",
 		    "save_on_each_node: true with output_dir on shared "
 		    "storage (%s): every node writes and rotates the same "
-		    "checkpoint files (transformers #20988; case C6)",
+		    "checkpoint files (transformers #20988)",
 		    in->out_fs ? in->out_fs : "shared");
 	if (!dec->soen && in->out_storage == LF_STORAGE_LOCAL)
 		msg(dec, in, LF_WARN, soen_where,
@@ -392,7 +392,7 @@ static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 		    "save_on_each_node: false with output_dir on node-local "
 		    "storage (%s): nodes other than 0 will lack "
 		    "trainer_state.json and `latest`, and a resume fails "
-		    "there (case C5)", in->out_fs ? in->out_fs : "local");
+		    "there", in->out_fs ? in->out_fs : "local");
 }
 
 static void plan_memory(const struct lf_inputs *in, const struct user_keys *u,
@@ -475,7 +475,7 @@ static void check_memory(const struct lf_inputs *in, struct lf_decision *dec)
 		    "host memory at checkpoint time: %.1f GiB needed (%.1f "
 		    "steady + %.1f for the 16-bit gather), the job has %.1f "
 		    "GiB on the node; the save will be killed by the OOM "
-		    "killer (exit -9, case C7)",
+		    "killer (exit -9)",
 		    lf_gib(p->host_node0_save), lf_gib(p->host_steady),
 		    lf_gib(p->host_gather), lf_gib(in->host_mem));
 }
@@ -666,7 +666,7 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 		    "unset FORCE_TORCHRUN (distenv sets it to 1) or set it to "
 		    "1", "FORCE_TORCHRUN=%s with DeepSpeed on %u nodes: "
 		    "llamafactory-cli will not start torchrun and the run "
-		    "stops (../shared/CONTRACTS.md 1)",
+		    "stops (docs/contracts.md 1)",
 		    in->force_torchrun, in->nnodes);
 	if (u.cutoff_found && in->model && in->model->max_position_embeddings &&
 	    (unsigned long long)u.cutoff_len >

@@ -1,7 +1,7 @@
 /*
  * lf_decide.h: the decisions distenv makes for a LLaMA-Factory run and
- * the checks that stop runs that would fail hours later (cases C5, C6,
- * C7; ../shared/CONTRACTS.md 1, 2). Pure: parsed files, a directory
+ * the checks that stop runs that would fail hours later (resume, storage,
+ * host memory; docs/contracts.md 1, 2). Pure: parsed files, a directory
  * listing and plain facts in; decisions, a memory plan and messages out.
  */
 #ifndef DISTENV_LF_DECIDE_H

@@ -1,7 +1,7 @@
 /*
  * lf_fstype.h: is a directory on node-local or shared storage? Decides
- * save_on_each_node (../shared/CONTRACTS.md 2: node-local output_dir
- * needs it true, shared storage needs it false; cases C5, C6).
+ * save_on_each_node (docs/contracts.md 2: node-local output_dir
+ * needs it true, shared storage needs it false).
  *
  * Classification by statfs(2)'s f_type magic number; the adapter
  * (lf_sys.h) calls statfs, this file only classifies. A site policy

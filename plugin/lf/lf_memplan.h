@@ -1,12 +1,12 @@
 /*
  * lf_memplan.h: memory a ZeRO-3 (LLaMA-Factory + DeepSpeed) run needs,
  * per GPU and per node's host memory, steady and at checkpoint time on
- * node 0 (case C7).
+ * node 0.
  *
  * Model states follow DeepSpeed's published estimator,
  * estimate_zero3_model_states_mem_needs (DeepSpeed docs "Memory
  * Requirements", deepspeed/runtime/zero/stage3.py;
- * ../shared/CONTRACTS.md 2), with P trainable parameters, L parameters
+ * docs/contracts.md 2), with P trainable parameters, L parameters
  * of the largest layer, G GPUs per node, N nodes, buffer factor 1.5:
  *   no offload:                GPU = 4L + 18P/(G*N); CPU = 4L*G*1.5
  *   optimizer offload:         GPU = 4L + 2P/(G*N);  CPU = 16P/N*1.5
@@ -21,7 +21,7 @@
  *   LoRA DPO has no separate reference model (adapters off);
  * - the 16-bit gather at save time with
  *   stage3_gather_16bit_weights_on_model_save: 2 bytes x all parameters
- *   of the policy on node 0's host (../shared/CONTRACTS.md 2).
+ *   of the policy on node 0's host (docs/contracts.md 2).
  * Activations are not estimated (they depend on cutoff_len and batch).
  */
 #ifndef DISTENV_LF_MEMPLAN_H

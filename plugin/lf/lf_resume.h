@@ -1,12 +1,12 @@
 /*
  * lf_resume.h: before a resume, does this node's copy of the checkpoint
- * hold what this node's ranks will read (case C5)?
+ * hold what this node's ranks will read?
  *
  * What a Transformers + DeepSpeed checkpoint-N/ holds and who reads it
  * (transformers trainer.py _load_from_checkpoint / _load_rng_state,
  * integrations/deepspeed.py deepspeed_load_checkpoint; DeepSpeed
  * runtime/engine.py load_checkpoint, _get_zero_ckpt_name;
- * ../shared/CONTRACTS.md 2):
+ * docs/contracts.md 2):
  * - trainer_state.json: read by every process;
  * - latest: read by every rank (DeepSpeed's load_checkpoint without a
  *   tag), naming the tag directory global_stepN;

@@ -3,7 +3,7 @@
  * user's file safely, classify a directory's storage, list a checkpoint
  * tree, write the resolved copies. Run as the user only (the distenv
  * command, or task_init, which runs fully as the user;
- * ../shared/CONTRACTS.md 5: never open a user-named file as root).
+ * docs/contracts.md 5: never open a user-named file as root).
  */
 #ifndef DISTENV_LF_SYS_H
 #define DISTENV_LF_SYS_H

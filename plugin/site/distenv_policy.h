@@ -54,7 +54,7 @@
 #define DISTENV_POLICY_FILE_MAX (1024 * 1024) /* bytes the loader reads */
 
 /* What a mount holds, for the checkpoint checks of a later issue
- * (../shared/cases C5, C6). */
+ * (docs/contracts.md 2). */
 enum distenv_storage_kind {
 	DISTENV_STORAGE_SHARED, /* the same files on every node (NFS, Lustre) */
 	DISTENV_STORAGE_LOCAL,  /* each node its own (local disk, tmpfs) */

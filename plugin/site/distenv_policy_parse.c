@@ -407,7 +407,7 @@ static int h_topology_xml(struct parser *p, struct distenv_policy *pol,
 
 /* Variables the site may not set: distenv derives them per step (the
  * list in distenv_derive.h), torchrun owns TORCHELASTIC_*
- * (../shared/CONTRACTS.md 3), Slurm owns SLURM_*. */
+ * (docs/contracts.md 3), Slurm owns SLURM_*. */
 static const char *reserved_reason(const char *name)
 {
 	static const char *const derived[] = {

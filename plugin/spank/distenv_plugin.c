@@ -2,7 +2,7 @@
  * distenv_plugin.c: the SPANK entry points. This file only dispatches on
  * the context; each context's work lives in its own file.
  *
- * Who does what, as which user (spank(8); ../shared/CONTRACTS.md 5):
+ * Who does what, as which user (spank(8); docs/contracts.md 5):
  *
  *  callback              context            runs as        distenv does
  *  --------------------  -----------------  -------------  ---------------------------

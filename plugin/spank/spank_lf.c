@@ -1,6 +1,6 @@
 /*
  * spank_lf.c: --distenv-lf-config in slurmstepd's task_init (fully the
- * user, ../shared/CONTRACTS.md 5), after the launch variables are
+ * user, docs/contracts.md 5), after the launch variables are
  * derived: read the user's LLaMA-Factory YAML and DeepSpeed JSON, decide,
  * write the resolved copy once per step per node (local task 0; the
  * node's other tasks wait for it at the same path), run the preflights,

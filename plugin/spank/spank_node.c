@@ -1,7 +1,7 @@
 /*
  * spank_node.c: slurmstepd, user_init: once per step per node, with
  * euid = the user, before the tasks fork (spank(8);
- * ../shared/CONTRACTS.md 5). Loads the node's topology (hwloc, and the
+ * docs/contracts.md 5). Loads the node's topology (hwloc, and the
  * NVIDIA driver's GPU list) into the plugin's state, which every task
  * inherits through fork: a native hwloc load costs milliseconds to tens
  * of milliseconds on a large node (bench/topo_bench), so it is done here

@@ -3,7 +3,7 @@
  * process (srun, sbatch, salloc or one slurmstepd): the site settings
  * from the plugstack line, the user's request from the options, and the
  * first error met, kept to be reported where reporting is safe
- * (../shared/CONTRACTS.md 5: an error returned from remote init or
+ * (docs/contracts.md 5: an error returned from remote init or
  * init_post_opt can drain the node; from task_init it fails the step).
  */
 #ifndef DISTENV_SPANK_STATE_H
@@ -38,7 +38,7 @@ struct distenv_plugin_state {
 extern struct distenv_plugin_state distenv_state;
 
 /* Register the --distenv* options (every context: sbatch and salloc do
- * not read a spank_options table, ../shared/CONTRACTS.md 5). */
+ * not read a spank_options table, docs/contracts.md 5). */
 int distenv_options_register(spank_t sp);
 
 /* Log err through Slurm's log (srun/sbatch stderr, or slurmd's log) as

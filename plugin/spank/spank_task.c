@@ -1,7 +1,7 @@
 /*
  * spank_task.c: slurmstepd, task_init: the forked task, running fully as
  * the user, with the task's environment complete (SLURM_PROCID,
- * SLURM_NODEID, CUDA_VISIBLE_DEVICES; ../shared/CONTRACTS.md 5). Facts
+ * SLURM_NODEID, CUDA_VISIBLE_DEVICES; docs/contracts.md 5). Facts
  * are gathered here, per task, so that nothing runs as root.
  *
  * A failure returns -1, which fails the step (not the node), after the

@@ -51,7 +51,7 @@ void distenv_sys_ephemeral(uint16_t *lo, uint16_t *hi);
 /*
  * The first host of a Slurm node list ("gpu-[001-064]", "nb,na"), in the
  * list's own order (hostlist keeps it; Slurm lists steps in node index
- * order, ../shared/CONTRACTS.md 5). Only the first name is taken out, so
+ * order, docs/contracts.md 5). Only the first name is taken out, so
  * a list of 10,000 nodes is never expanded. Errors: empty or malformed
  * list, name longer than len - 1. where names the variable.
  */

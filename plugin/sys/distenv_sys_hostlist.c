@@ -108,7 +108,7 @@ int distenv_first_host(const char *nodelist, const char *where, char *buf,
 		       size_t len, struct distenv_error *err)
 {
 	/* struct hostlist *, not hostlist_t: 23.11 changed the typedef from
-	 * a pointer to a struct (../shared/CONTRACTS.md 5). */
+	 * a pointer to a struct (docs/contracts.md 5). */
 	struct hostlist *hl;
 	char *head, *first;
 	size_t i;

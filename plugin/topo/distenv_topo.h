@@ -118,7 +118,7 @@ int distenv_topo_gpu_by_busid(const struct distenv_topo *topo,
 
 /*
  * The GPUs of a list as CUDA_VISIBLE_DEVICES / SLURM_STEP_GPUS hold it
- * (../shared/CONTRACTS.md 7): comma-separated indices, GPU-<uuid>, or
+ * (docs/contracts.md 7): comma-separated indices, GPU-<uuid>, or
  * MIG-GPU-<uuid>/<gi>/<ci>. An index is the device minor (/dev/nvidiaN,
  * what Slurm's gres.conf File= names) where the driver's information
  * was read, else the N-th NVIDIA GPU in bus-id order. A MIG-<uuid>
@@ -137,7 +137,7 @@ int distenv_topo_parse_gpus(const struct distenv_topo *topo, const char *list,
  * "NoDevFiles" mean none), but SLURM_STEP_GPUS when both hold the same
  * number of indices (with cgroup device constraints CUDA_VISIBLE_DEVICES
  * is renumbered from 0 and SLURM_STEP_GPUS keeps the node's indices,
- * ../shared/CONTRACTS.md 7); else SLURM_STEP_GPUS; else none. *source
+ * docs/contracts.md 7); else SLURM_STEP_GPUS; else none. *source
  * names the variable used (NULL: none). As distenv_topo_parse_gpus.
  */
 int distenv_topo_task_gpus(const struct distenv_topo *topo,

@@ -204,7 +204,7 @@ static void read_driver_info(hwloc_topology_t t, const char *dir,
 }
 
 /* The whole of a topology XML file, opened with O_NOFOLLOW with the
- * caller's rights (../shared/CONTRACTS.md 5: a file a user names is read
+ * caller's rights (docs/contracts.md 5: a file a user names is read
  * as the user, never through a link). *buf is malloc'ed. */
 static int read_xml(const char *path, char **buf, size_t *len,
 		    struct distenv_error *err)

@@ -10,7 +10,7 @@
 #include "distenv_topo.h"
 
 /* Where the NVIDIA driver lists its GPUs, one directory per PCI bus id
- * holding an "information" file (../shared/CONTRACTS.md 7). */
+ * holding an "information" file (docs/contracts.md 7). */
 #define DISTENV_NVIDIA_GPUS_DIR "/proc/driver/nvidia/gpus"
 
 /*

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # End-to-end tests of distenv.so on a real Slurm 22.05 cluster of two
 # nodes, each in its own network namespace (cluster.sh): eth0 joins the
-# nodes, eth1 reaches nobody (case C1), and each node's /etc/hosts maps
-# its own name to 127.0.1.1 first, as Debian's installer does (case C2).
+# nodes, eth1 reaches nobody, and each node's /etc/hosts maps
+# its own name to 127.0.1.1 first, as Debian's installer does.
 # Slurm reserves ports per step (MpiParams=ports).
 
 load helpers
@@ -171,7 +171,7 @@ EOF
 	nodes_idle
 }
 
-@test "an interface that a node lacks fails the step there, naming the ones it has (case C4); no node drains" {
+@test "an interface that a node lacks fails the step there, naming the ones it has; no node drains" {
 	run srun -N2 --distenv --distenv-ifname==ens5 true
 	echo "$output"
 	[ "$status" -ne 0 ]
@@ -193,7 +193,7 @@ EOF
 	nodes_idle
 }
 
-@test "a master name that resolves only to loopback fails the step with the host, the address and the fix (case C2)" {
+@test "a master name that resolves only to loopback fails the step with the host, the address and the fix" {
 	hosts="/etc/netns/${CLUSTER_NS}1/hosts"
 	saved=$(cat "$hosts")
 	# Rewrite in place: ip netns exec bind-mounted this very file.

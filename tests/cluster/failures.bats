@@ -68,7 +68,7 @@ timed() {
 	nodes_idle
 }
 
-@test "the master's name resolving only to loopback fails within seconds (case C2, timed)" {
+@test "the master's name resolving only to loopback fails within seconds (timed)" {
 	hosts=/etc/netns/${CLUSTER_NS}1/hosts
 	saved=$(cat "$hosts")
 	grep -v 'n1$' <<<"$saved" >"$hosts"

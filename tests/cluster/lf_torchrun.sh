@@ -1,13 +1,13 @@
 #!/bin/bash
 # Stand-in for `llamafactory-cli train`: builds the torchrun command the
 # way LLaMA-Factory does (src/llamafactory/cli.py, v0.9.1-v0.9.3; the
-# defaults are those of ../shared/CONTRACTS.md section 1) and runs SCRIPT
+# defaults are those of docs/contracts.md section 1) and runs SCRIPT
 # under Debian's torchrun instead of LLaMA-Factory's launcher.
 #
 #   lf_torchrun.sh SCRIPT [ARGS...]
 #
 # Debian 12's torch 1.13 on Python 3.11 crashes with torchrun's default
-# --redirects/--tee, so those two are added (CONTRACTS.md section 3).
+# --redirects/--tee, so those two are added (docs/contracts.md section 3).
 set -euo pipefail
 script=$1
 shift

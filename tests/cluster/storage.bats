@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # save_on_each_node from the storage that output_dir is on, as each node of
-# a real Slurm cluster sees it (issue 4, cases C5 and C6): a tmpfs made in
+# a real Slurm cluster sees it (docs/contracts.md 2): a tmpfs made in
 # the node's own mount namespace and reached through a bind mount. statfs
 # reports the file system under a bind mount, so the decision follows the
 # mount's source.

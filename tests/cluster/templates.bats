@@ -234,7 +234,7 @@ EOF
 	diff resumed.losses <(sed -n '5,8p' ref.losses)
 }
 
-@test "template dpo_full_zero3 on shared storage declared shared in the site file: save_on_each_node resolved false, one trainer_state.json, resume works; forcing it true warns (case C6)" {
+@test "template dpo_full_zero3 on shared storage declared shared in the site file: save_on_each_node resolved false, one trainer_state.json, resume works; forcing it true warns" {
 	need_lf_config
 	# $shared is on this machine's root file system (ext4, node-local by
 	# its statfs type): only the site file makes distenv treat it as shared.
@@ -269,7 +269,7 @@ EOF
 		grep -qE "rank $r/4 node=n[12]: resumed from checkpoint-4 at step 4 of 8" sh.sbatch.out
 	done
 	[ -f "$shared/out/checkpoint-8/trainer_state.json" ]
-	# case C6: save_on_each_node forced true there is a warning, and under
+	# save_on_each_node forced true there is a warning, and under
 	# --distenv-check=strict an error before launch
 	lf_yaml sh.yaml c6.yaml save_on_each_node=true
 	run srun -N2 --distenv --distenv-lf-config=c6.yaml true
@@ -282,7 +282,7 @@ EOF
 	grep -qE '^distenv: error: n[12]: .*save_on_each_node: true with output_dir on shared storage' <<<"$output"
 }
 
-@test "the job survives its submitting shell: template dpo_lora_zero3 submitted from a session that gets SIGHUP and exits keeps training (case C8)" {
+@test "the job survives its submitting shell: template dpo_lora_zero3 submitted from a session that gets SIGHUP and exits keeps training" {
 	need_lf_config
 	test_yaml "$TPL/lf/qwen2_72b_lora_dpo.yaml" lora.yaml "output_dir=$LOCAL/lora"
 	test_params "$BATS_FILE_TMPDIR/lora.yaml"

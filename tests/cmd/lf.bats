@@ -38,7 +38,7 @@ write_yaml() {
 	[[ "$output" == *"model states need 89.3 GiB per GPU, more than the 80.0 GiB"* ]]
 }
 
-@test "plan with --offload cpu warns about host memory at save time (C7)" {
+@test "plan with --offload cpu warns about host memory at save time" {
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 \
 		--gpu-mem 80G --host-mem 1T --offload cpu
 	[ "$status" -eq 0 ]
@@ -59,7 +59,7 @@ write_yaml() {
 	[[ "$output" == *"PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256,expandable_segments:True"* ]]
 }
 
-@test "save_on_each_node: auto is true on tmpfs, false on a mount the site lists as shared (C5, C6)" {
+@test "save_on_each_node: auto is true on tmpfs, false on a mount the site lists as shared" {
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --host-mem 4T
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"save_on_each_node: true (decided by distenv)"* ]]
@@ -74,7 +74,7 @@ write_yaml() {
 	[[ "$output" != *"decided by distenv"* ]]
 }
 
-@test "the user forcing save_on_each_node: true on shared storage is warned, strict fails (C6)" {
+@test "the user forcing save_on_each_node: true on shared storage is warned, strict fails" {
 	echo "save_on_each_node: true" >>"$W/dpo.yaml"
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 \
 		--host-mem 4T --storage-policy "shared:$SHM"
@@ -134,7 +134,7 @@ write_yaml() {
 
 # A checkpoint tree as node NODE of a 2-node, 2-GPU ZeRO-3 run holds it:
 # rank files of its own ranks; trainer_state.json and `latest` only on
-# node 0 unless save_on_each_node (../shared/CONTRACTS.md 2).
+# node 0 unless save_on_each_node (docs/contracts.md 2).
 make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 	local c="$1/checkpoint-500" r
 	mkdir -p "$c/global_step500"
@@ -149,7 +149,7 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 	done
 }
 
-@test "resume preflight lists what node 1 lacks without save_on_each_node (C5)" {
+@test "resume preflight lists what node 1 lacks without save_on_each_node" {
 	make_ckpt "$SHM/n1" 1 no
 	write_yaml full_dpo.yaml "$LF/qwen2-72b" "$LF/ds_z3_config.json" "$SHM/n1" |
 		sed 's/^overwrite_output_dir: true/overwrite_output_dir: false/' >"$W/r.yaml"

@@ -2,7 +2,7 @@
  * fuzz_nodelist: the first host of a Slurm node list
  * (SLURM_STEP_NODELIST / SLURM_JOB_NODELIST) through distenv_first_host,
  * which cuts the first element and hands it to libslurm's
- * slurm_hostlist_create/shift (../shared/CONTRACTS.md 5). libslurm is not
+ * slurm_hostlist_create/shift (docs/contracts.md 5). libslurm is not
  * instrumented; ASan still checks every byte distenv reads or writes and
  * every allocation crossing the boundary (free() of the shifted name).
  */

@@ -4,7 +4,7 @@
  *
  * The input is one plugstack.conf line after the plugin path. Slurm cuts
  * it at the first '#' and splits the rest on whitespace, with no quoting
- * (src/common/plugstack.c, _spank_stack_process_line; ../shared/CONTRACTS.md
+ * (src/common/plugstack.c, _spank_stack_process_line; docs/contracts.md
  * 5), so this target does the same and hands the words over as argv.
  */
 #include <stddef.h>

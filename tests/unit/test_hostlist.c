@@ -30,7 +30,7 @@ static void common_forms(void **state)
 	assert_string_equal(first("node[7,3,5]"), "node7");
 }
 
-/* The step's own order, not sorted order (../shared/CONTRACTS.md 5). */
+/* The step's own order, not sorted order (docs/contracts.md 5). */
 static void step_order_is_kept(void **state)
 {
 	(void)state;

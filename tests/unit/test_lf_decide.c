@@ -1,5 +1,5 @@
-/* Unit tests: save_on_each_node (C5, C6), offload profile, settings
- * that fight, check levels, and the host-memory warning (C7). */
+/* Unit tests: save_on_each_node, offload profile, settings
+ * that fight, check levels, and the host-memory warning. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -68,7 +68,7 @@ static const struct distenv_error *find(const struct lf_decision *d,
 #define BASE "stage: dpo\nfinetuning_type: full\ndo_train: true\n" \
 	     "output_dir: /out\ndeepspeed: ds.json\n"
 
-static void c5_auto_on_local_storage_sets_true(void **state)
+static void auto_on_local_storage_sets_true(void **state)
 {
 	struct fx f;
 
@@ -82,7 +82,7 @@ static void c5_auto_on_local_storage_sets_true(void **state)
 	free_fx(&f);
 }
 
-static void c6_auto_on_shared_storage_sets_false(void **state)
+static void auto_on_shared_storage_sets_false(void **state)
 {
 	struct fx f;
 
@@ -97,7 +97,7 @@ static void c6_auto_on_shared_storage_sets_false(void **state)
 	free_fx(&f);
 }
 
-static void c6_user_true_on_shared_warns_strict_fails(void **state)
+static void user_true_on_shared_warns_strict_fails(void **state)
 {
 	struct fx f;
 	const struct distenv_error *e;
@@ -142,7 +142,7 @@ static void c6_user_true_on_shared_warns_strict_fails(void **state)
 	free_fx(&f);
 }
 
-static void c5_user_false_on_local_warns(void **state)
+static void user_false_on_local_warns(void **state)
 {
 	struct fx f;
 
@@ -387,7 +387,7 @@ static void unknown_key_warning_names_nearest(void **state)
 	free_fx(&f);
 }
 
-static void c7_host_memory_message(void **state)
+static void host_memory_message(void **state)
 {
 	struct fx f;
 	const struct distenv_error *e;
@@ -457,10 +457,10 @@ static void option_parsers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(c5_auto_on_local_storage_sets_true),
-		cmocka_unit_test(c6_auto_on_shared_storage_sets_false),
-		cmocka_unit_test(c6_user_true_on_shared_warns_strict_fails),
-		cmocka_unit_test(c5_user_false_on_local_warns),
+		cmocka_unit_test(auto_on_local_storage_sets_true),
+		cmocka_unit_test(auto_on_shared_storage_sets_false),
+		cmocka_unit_test(user_true_on_shared_warns_strict_fails),
+		cmocka_unit_test(user_false_on_local_warns),
 		cmocka_unit_test(unknown_storage_is_left_alone),
 		cmocka_unit_test(offload_cpu_sets_both_and_merges_alloc_conf),
 		cmocka_unit_test(optim_torch_off_keeps_alloc_conf),
@@ -469,7 +469,7 @@ int main(void)
 		cmocka_unit_test(settings_that_fight),
 		cmocka_unit_test(wrong_types_are_errors),
 		cmocka_unit_test(unknown_key_warning_names_nearest),
-		cmocka_unit_test(c7_host_memory_message),
+		cmocka_unit_test(host_memory_message),
 		cmocka_unit_test(option_parsers),
 	};
 

@@ -1,5 +1,5 @@
 /* Unit tests: parameter counts from config.json, the ZeRO-3 estimator
- * against DeepSpeed's documented example, the memory plan (case C7). */
+ * against DeepSpeed's documented example, the memory plan. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -191,7 +191,7 @@ static void c7_qwen2_72b_save_needs_more_host_memory(void **state)
 	in.gpu_mem = 80.0 * 1073741824.0;
 	in.host_mem = 1024.0 * 1073741824.0;
 	lf_mem_plan(&in, &plan);
-	/* gather: 2 bytes x 72.7B = 145.4 GB (CONTRACTS.md 2: ~144 GB) */
+	/* gather: 2 bytes x 72.7B = 145.4 GB (docs/contracts.md 2: ~144 GB) */
 	assert_true(fabs(plan.host_gather - 2 * p) < 1);
 	assert_true(plan.host_gather > 144e9 && plan.host_gather < 147e9);
 	/* steady: 18P/N*1.5 + reference 2P/N*1.5 */

@@ -1,5 +1,5 @@
 /* Unit tests: resume preflight on checkpoint trees laid out as
- * Transformers + DeepSpeed write them (case C5): 2 nodes x 2 GPUs,
+ * Transformers + DeepSpeed write them: 2 nodes x 2 GPUs,
  * ZeRO-3, with and without save_on_each_node. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -231,7 +231,7 @@ static void node0_tree_seen_from_node1_lacks_its_shards(void **state)
 
 	(void)state;
 	/* node 1 with a copy of node 0's files only (the hand-copy gone
-	 * wrong of ../shared/CONTRACTS.md 8) */
+	 * wrong of docs/contracts.md 8) */
 	node_tree(&t, 0, 0);
 	assert_int_equal(lf_resume_check(&t.ls, &in, &r, &e), -1);
 	assert_int_equal(r.missing_required, 4);

@@ -18,7 +18,7 @@ averaged across every rank of every node by DDP over Gloo.
 What stands in: the model is a next-byte model of `hidden_size` from
 `model_name_or_path/config.json` (tokens are the bytes of the UTF-8 text),
 and the checkpoint files are written with the names and by the processes
-that Transformers' Trainer + DeepSpeed ZeRO-3 use (../shared/CONTRACTS.md
+that Transformers' Trainer + DeepSpeed ZeRO-3 use (docs/contracts.md
 section 2), each holding real state:
 
   checkpoint-N/trainer_state.json        should_save processes (below)
