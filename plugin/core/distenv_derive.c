@@ -11,6 +11,7 @@
 #include "distenv_master.h"
 #include "distenv_ports.h"
 #include "distenv_topo.h"
+#include "distenv_user_check.h"
 
 /* The topology's answer for this task (distenv_topo.h), worked out once
  * per derivation when the step has a topology. */
@@ -773,7 +774,8 @@ int distenv_derive(const struct distenv_site *site,
 	d.multi_node = step->nnodes > 1;
 	if (d.mode == DISTENV_MODE_OFF)
 		return 0;
-	if (check_torchrun_layout(&d) || choose_master(&d) ||
+	if (check_torchrun_layout(&d) ||
+	    distenv_user_check(d.mode, step, net, err) || choose_master(&d) ||
 	    topo_prepare(&d))
 		return -1;
 	if (step->kind == DISTENV_STEP_BATCH)

@@ -7,6 +7,7 @@
  * A failure returns -1, which fails the step (not the node), after the
  * message went to the task's stderr, i.e. the job's output.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,35 @@
 #include "distenv_format.h"
 #include "distenv_sys.h"
 #include "spank_state.h"
+
+/*
+ * A failed task ends only itself: without srun --kill-on-bad-exit, the
+ * other nodes of the step start torchrun, or torch's env:// init, and
+ * wait for this node until their rendezvous times out (600 s for
+ * torchrun's static rendezvous, 30 min for a process group). So, in a
+ * multi-node step, the node that failed cancels the whole step, as
+ * `scancel JOB.STEP` would (slurm_kill_job_step(3) in libslurm, which
+ * slurmstepd carries; the task runs as the step's owner, who may cancel
+ * it). Called after the message was read from the task's stderr.
+ */
+static void end_step(spank_t sp)
+{
+	uint32_t job = 0, step = 0, nnodes = 0;
+
+	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS ||
+	    nnodes <= 1 ||
+	    spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    step >= SLURM_MAX_NORMAL_STEP_ID)
+		return;
+	fprintf(stderr, "distenv: ending step %u.%u on all %u nodes, so that "
+			"none waits for this one\n", job, step, nnodes);
+	fflush(stderr);
+	distenv_pipe_wait_drained(STDERR_FILENO, 1000, 100);
+	if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS)
+		fprintf(stderr, "distenv: could not cancel step %u.%u: %s\n",
+			job, step, slurm_strerror(slurm_get_errno()));
+}
 
 /* Print err for the user, once per node (from the node's first task:
  * every task of the node meets the same error), and fail the task. */
@@ -44,6 +74,7 @@ static int report(spank_t sp, const struct distenv_error *err)
 	fprintf(stderr, "distenv: error: %s\n", line);
 	fflush(stderr);
 	distenv_pipe_wait_drained(STDERR_FILENO, 2000, 100);
+	end_step(sp);
 	return -1;
 }
 

@@ -66,6 +66,14 @@ plugstack_with_distenv() {
 	echo "required $PLUGIN ${1:-}" >"$PLUGSTACK"
 }
 
+# setup of a test on the plain cluster: its variables, the plugin
+# required, the file's own scratch directory as the working directory.
+with_distenv_in_tmpdir() {
+	cluster_env
+	plugstack_with_distenv
+	cd "$BATS_FILE_TMPDIR" || return 1
+}
+
 plugstack_without_distenv() {
 	: >"$PLUGSTACK"
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bats
+# A user's mistakes on a real Slurm 22.05 cluster (cluster.sh, 2 nodes),
+# made as someone moving from hand-set variables to distenv makes them:
+# each one ends the step within seconds with what was wrong and the fix,
+# never by a rendezvous that waits until its timeout, and without
+# srun --kill-on-bad-exit.
+
+# Commands in single quotes run in the job's shell, not this one.
+# shellcheck disable=SC2016
+
+load helpers
+
+setup_file() { load helpers && cluster_up 2; }
+teardown_file() { load helpers && cluster_down; }
+setup() { with_distenv_in_tmpdir; }
+
+# launch VAR=VALUE...: LLaMA-Factory's torchrun command on 2 nodes, with
+# the user's leftover exports, timed; sets $elapsed_ms.
+launch() {
+	local t0 t1
+	t0=$(date +%s%N)
+	run timeout 120 env "$@" srun -N2 --distenv --distenv-nproc=2 "$LF" "$GLOO"
+	t1=$(date +%s%N)
+	elapsed_ms=$(((t1 - t0) / 1000000))
+	echo "$output"
+	echo "elapsed: ${elapsed_ms} ms, status $status"
+	echo "# $BATS_TEST_NUMBER: step ended in ${elapsed_ms} ms, exit $status" >&3
+}
+
+# ended_fast: the step failed (not the timeout) within 30 s and no rank
+# trained.
+ended_fast() {
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[ "$elapsed_ms" -lt 30000 ]
+	! grep -q 'result=10 OK' <<<"$output" || false
+}
+
+@test "a leftover NODE_RANK=0 fails the step on both nodes within seconds, saying to unset it" {
+	launch NODE_RANK=0
+	ended_fast
+	grep -qF 'distenv: error: NODE_RANK (exported): you exported NODE_RANK=0, the step says each of its 2 nodes has its own, 0 to 1 (SLURM_NODEID)' <<<"$output"
+	grep -qF 'unset it: distenv derives it for every node and task' <<<"$output"
+	nodes_idle
+}
+
+@test "a leftover RANK=0 or NNODES=4 fails the same way" {
+	launch RANK=0
+	ended_fast
+	grep -qF 'you exported RANK=0, the step says each of its 2 nodes has its own' <<<"$output"
+	launch NNODES=4
+	ended_fast
+	grep -qF 'you exported NNODES=4, the step says 2 (SLURM_STEP_NUM_NODES: nodes in the step)' <<<"$output"
+}
+
+@test "values that agree with the step are kept, and the launch reduces" {
+	launch NNODES=2 MASTER_PORT=29555
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'result=10 OK' <<<"$output")" -eq 4 ]
+}
+
+@test "an exported loopback MASTER_ADDR says it is the user's and to unset it; MASTER_PORT=80 is refused like --distenv-port=80" {
+	launch MASTER_ADDR=127.0.0.1
+	ended_fast
+	grep -qF 'MASTER_ADDR (exported): you exported MASTER_ADDR=127.0.0.1, which is loopback: in a 2-node step every node would connect to itself' <<<"$output"
+	! grep -q '/etc/hosts' <<<"$output" || false
+	launch MASTER_PORT=80
+	ended_fast
+	grep -qF 'you exported MASTER_PORT=80, which is not a port in 1024-65535' <<<"$output"
+}
+
+@test "a failure on one node only ends the step on all nodes: the others do not wait in the rendezvous" {
+	# MASTER_ADDR=n2 names node index 1: n1, which hosts the store, fails;
+	# n2 would start torchrun and wait for a store that never comes.
+	launch MASTER_ADDR=n2
+	ended_fast
+	grep -qF 'distenv: error: MASTER_ADDR (exported): you exported MASTER_ADDR=n2, the step says node index 0 is n1, where the rendezvous store listens, and n2 is not one of its addresses' <<<"$output"
+	grep -qE 'distenv: ending step [0-9]+\.0 on all 2 nodes, so that none waits for this one' <<<"$output"
+	nodes_idle
+}
