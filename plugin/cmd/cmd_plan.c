@@ -137,8 +137,29 @@ void distenv_lf_print_msgs(FILE *out, const struct lf_decision *dec)
 		fprintf(out, "distenv: (more messages left out)\n");
 }
 
+/* The step's shape when the user gave none: one node, one GPU, said
+ * in the plan's first line, since both decide save_on_each_node and the
+ * memory per GPU. Returns whether anything was assumed. */
+static int assume_shape(struct lf_prepare_facts *facts, char *buf, size_t len)
+{
+	int n = !facts->nnodes, g = !facts->gpus_per_node;
+
+	buf[0] = '\0';
+	if (n)
+		facts->nnodes = 1;
+	if (g)
+		facts->gpus_per_node = 1;
+	if (n || g)
+		snprintf(buf, len, "%s%s%s (not given: give both for the real "
+			 "step)", n ? "--nodes 1" : "", n && g ? " " : "",
+			 g ? "--gpus-per-node 1" : "");
+	return n || g;
+}
+
 int distenv_cmd_plan(int argc, char **argv)
 {
+	char assumed_text[128];
+	int assumed;
 	struct lf_prepare_request req;
 	struct lf_prepare_facts facts;
 	struct lf_prepare_result res;
@@ -148,8 +169,6 @@ int distenv_cmd_plan(int argc, char **argv)
 
 	memset(&req, 0, sizeof(req));
 	memset(&facts, 0, sizeof(facts));
-	facts.nnodes = 1;
-	facts.gpus_per_node = 1;
 	facts.write = LF_WRITE_NONE;
 	facts.node_ram = lf_sys_node_ram();
 	facts.force_torchrun = distenv_env_get((const char *const *)environ,
@@ -162,14 +181,17 @@ int distenv_cmd_plan(int argc, char **argv)
 		distenv_cmd_fail(&err);
 		return 2;
 	}
+	assumed = assume_shape(&facts, assumed_text, sizeof(assumed_text));
 	rc = lf_prepare(&req, &facts, &res, &err);
 	if (rc && !res.yaml_text) {
 		distenv_lf_print_msgs(stderr, dec);
 		lf_prepare_result_free(&res);
 		return distenv_cmd_fail(&err);
 	}
-	printf("resolved settings for %s (%u node(s) x %u GPU(s), node %u)\n",
-	       req.config, facts.nnodes, facts.gpus_per_node, facts.node_id);
+	printf("resolved settings for %s (%u node%s x %u GPU%s, node %u)%s%s\n",
+	       req.config, facts.nnodes, facts.nnodes == 1 ? "" : "s",
+	       facts.gpus_per_node, facts.gpus_per_node == 1 ? "" : "s",
+	       facts.node_id, assumed ? "; assumed " : "", assumed_text);
 	printf("  save_on_each_node: %s%s\n", dec->soen ? "true" : "false",
 	       dec->soen_set ? " (decided by distenv)" : "");
 	printf("  deepspeed: %s (ZeRO stage %d)\n",

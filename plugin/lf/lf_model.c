@@ -151,17 +151,17 @@ int lf_parse_params(const char *value, const char *where, uint64_t *out,
 		mult = 1e9;
 	else if (!strcasecmp(s, "t"))
 		mult = 1e12;
-	else if (*s)
-		goto bad;
+	else
+		goto bad; /* no unit: "70" meant 70B, and would plan for 70 */
 	n *= mult;
 	if (n < 1 || n > 1e15)
 		goto bad;
 	*out = (uint64_t)llround(n);
 	return 0;
 bad:
-	return distenv_error_set(err, where, "write the count as 70B, 7.6B, "
-				 "500M or a plain number",
-				 "'%s' is not a parameter count",
+	return distenv_error_set(err, where, "write the count with its unit: "
+				 "70B, 7.6B, 500M (K, M, B or G, T)",
+				 "'%s' is not a parameter count with a unit",
 				 value ? value : "");
 }
 
@@ -176,7 +176,6 @@ int lf_parse_mem(const char *value, const char *where, uint64_t *bytes,
 		goto bad;
 	unit = (char)toupper((unsigned char)s[0]);
 	switch (unit) {
-	case '\0':
 	case 'M':
 		mult = 1048576.0;
 		break;
@@ -200,7 +199,8 @@ int lf_parse_mem(const char *value, const char *where, uint64_t *bytes,
 	*bytes = (uint64_t)n;
 	return 0;
 bad:
-	return distenv_error_set(err, where, "write the size as 80G, 141GB, "
-				 "512M or MiB as a plain number",
-				 "'%s' is not a memory size", value ? value : "");
+	return distenv_error_set(err, where, "write the size with its unit: "
+				 "80G, 141GB, 512M, 2T (from 1M to 1P)",
+				 "'%s' is not a memory size with a unit",
+				 value ? value : "");
 }

@@ -56,17 +56,20 @@ uint64_t lf_model_lora_params(const struct lf_model_config *cfg,
 			      uint64_t rank);
 
 /*
- * A parameter count as a user writes it: "70B", "7.6B", "500M", "1.5e9",
- * "72000000000" (K, M, B/G, T = 1e3, 1e6, 1e9, 1e12; case-insensitive).
- * where names the option. Errors: empty, malformed, zero, over 1e15.
+ * A parameter count as a user writes it: "70B", "7.6B", "500M", "1.5e3M"
+ * (K, M, B/G, T = 1e3, 1e6, 1e9, 1e12; case-insensitive). The unit is
+ * required: a bare "72" was meant as 72B and would plan for 72
+ * parameters. where names the option. Errors: empty, malformed, no
+ * unit, zero, over 1e15.
  */
 int lf_parse_params(const char *value, const char *where, uint64_t *out,
 		    struct distenv_error *err);
 
 /*
- * A memory size: "80G", "80GiB", "141GB", "512M", "80000" (MiB when no
- * unit, as Slurm's --mem). K/M/G/T (with or without B/iB) are binary
- * multiples, as Slurm and nvidia-smi count. Result in bytes.
+ * A memory size: "80G", "80GiB", "141GB", "512M". K/M/G/T (with or
+ * without B/iB) are binary multiples, as Slurm and nvidia-smi count. The
+ * unit is required: a bare "80" meant 80G. Result in bytes, 1 MiB to
+ * 1 PiB. Errors: malformed, no unit, out of range.
  */
 int lf_parse_mem(const char *value, const char *where, uint64_t *bytes,
 		 struct distenv_error *err);

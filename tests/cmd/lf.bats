@@ -258,3 +258,23 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 	run "$DISTENV" plan
 	[ "$status" -eq 2 ]
 }
+
+@test "sizes need a unit: a bare 80 or 72 is refused with the fix, not planned as 80 MiB or 72 parameters" {
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --gpu-mem 80
+	[ "$status" -eq 2 ]
+	[ "$output" = "distenv: error: --gpu-mem: '80' is not a memory size with a unit. write the size with its unit: 80G, 141GB, 512M, 2T (from 1M to 1P)" ]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --model-params 72
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--model-params: '72' is not a parameter count with a unit. write the count with its unit: 70B"* ]]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --gpu-mem 80GB --host-mem 4T
+	[ "$status" -eq 0 ]
+	grep -qF "resolved settings for $W/dpo.yaml (2 nodes x 8 GPUs, node 0)" <<<"$output"
+}
+
+@test "plan without --nodes or --gpus-per-node says in its first line what it assumed" {
+	run "$DISTENV" plan "$W/dpo.yaml" --host-mem 4T
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "resolved settings for $W/dpo.yaml (1 node x 1 GPU, node 0); assumed --nodes 1 --gpus-per-node 1 (not given: give both for the real step)" ]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --host-mem 4T
+	[[ "${lines[0]}" == *"(2 nodes x 1 GPU, node 0); assumed --gpus-per-node 1 (not given"* ]]
+}

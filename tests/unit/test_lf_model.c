@@ -119,18 +119,27 @@ static void parse_sizes(void **state)
 	assert_int_equal(v, 7600000000ULL);
 	assert_int_equal(lf_parse_params("500M", "--p", &v, &e), 0);
 	assert_int_equal(v, 500000000ULL);
-	assert_int_equal(lf_parse_params("1.5e9", "--p", &v, &e), 0);
+	assert_int_equal(lf_parse_params("1.5e3M", "--p", &v, &e), 0);
 	assert_int_equal(v, 1500000000ULL);
 	assert_int_equal(lf_parse_params("70X", "--p", &v, &e), -1);
-	assert_string_equal(e.what, "'70X' is not a parameter count");
+	assert_string_equal(e.what, "'70X' is not a parameter count with a unit");
+	/* No unit: "70" meant 70B; planning for 70 parameters is refused. */
+	assert_int_equal(lf_parse_params("70", "--p", &v, &e), -1);
+	assert_string_equal(e.what, "'70' is not a parameter count with a unit");
+	assert_non_null(strstr(e.fix, "70B"));
+	assert_int_equal(lf_parse_params("1.5e9", "--p", &v, &e), -1);
 	assert_int_equal(lf_parse_params("-5B", "--p", &v, &e), -1);
 	assert_int_equal(lf_parse_params("", "--p", &v, &e), -1);
 	assert_int_equal(lf_parse_mem("80G", "--m", &v, &e), 0);
 	assert_int_equal(v, 80ULL << 30);
 	assert_int_equal(lf_parse_mem("141GiB", "--m", &v, &e), 0);
 	assert_int_equal(v, 141ULL << 30);
-	assert_int_equal(lf_parse_mem("512000", "--m", &v, &e), 0);
+	assert_int_equal(lf_parse_mem("512000M", "--m", &v, &e), 0);
 	assert_int_equal(v, 512000ULL << 20);
+	/* No unit: "80" meant 80G. */
+	assert_int_equal(lf_parse_mem("80", "--m", &v, &e), -1);
+	assert_string_equal(e.what, "'80' is not a memory size with a unit");
+	assert_non_null(strstr(e.fix, "80G"));
 	assert_int_equal(lf_parse_mem("2T", "--m", &v, &e), 0);
 	assert_int_equal(v, 2ULL << 40);
 	assert_int_equal(lf_parse_mem("80Gx", "--m", &v, &e), -1);
