@@ -144,3 +144,28 @@ EOF
 	refute grep -q 'requeueing' cap.out
 	[ "$(grep -c '^dpo: start ' cap.out)" -eq 1 ]
 }
+
+@test "template requeue: a step that ends while the trap waits is not requeued; a --signal lead beyond the time limit is reported at the start" {
+	rq_yaml done.yaml "output_dir=$LOCAL/done"
+	# A time limit of 1 minute under a lead of 900 s: the user's mistake.
+	template_copy "$TPL/dpo_full_zero3.sbatch" done.sbatch "#SBATCH --job-name=dpo-done" \
+		"#SBATCH --nodes=2" "#SBATCH --time=1" "#SBATCH --distenv-nproc=2" \
+		"#SBATCH --distenv-lf-config=$BATS_FILE_TMPDIR/done.yaml" \
+		"#SBATCH --signal=B:USR1@900" "#SBATCH --open-mode=append"
+	# training that ends 4 s after it started, as the last steps of a run do
+	mkdir -p donebin
+	printf '#!/bin/bash\necho "TRAIN started on $SLURMD_NODENAME"\nsleep 4\necho "TRAIN done on $SLURMD_NODENAME"\n' >donebin/llamafactory-cli
+	chmod +x donebin/llamafactory-cli
+	id=$(PATH="$PWD/donebin:$PATH" DPO_SAVE_GRACE=30 sbatch --parsable -o done.out -e done.out done.sbatch)
+	wait_line done.out 'TRAIN started' "$id"
+	scancel --batch --signal=USR1 "$id"
+	state=$(wait_job "$id")
+	cat done.out
+	[ "$state" = COMPLETED ]
+	[ "$(job_field "$id" Restarts)" = 0 ]
+	grep -qF 'dpo: warning: --signal=B:USR1@900 sends USR1 900s before the time limit, but the time limit is 1:00: the warning comes at the start, not before the end.' done.out
+	# the warning is the first thing after the start lines
+	[ "$(grep -n 'dpo: warning: --signal' done.out | cut -d: -f1)" -lt "$(grep -n 'TRAIN started' done.out | head -n 1 | cut -d: -f1)" ]
+	grep -qF 'dpo: the training step ended before the time limit: not requeued' done.out
+	refute grep -q 'requeueing' done.out
+}
