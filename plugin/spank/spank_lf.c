@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <slurm/spank.h>
 
 #include "distenv_env.h"
+#include "lf_argv.h"
 #include "lf_ckpt.h"
 #include "lf_doc.h"
 #include "lf_prepare.h"
@@ -115,6 +117,52 @@ static void storage_policy(const char *const *env, char *buf, size_t len)
 		}
 		used += (size_t)w;
 	}
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The step's command naming the original YAML (lf_argv.h): a warning,
+ * under --distenv-check=strict an error; the same on every node, since
+ * every task has the same command. */
+static int check_argv(spank_t sp, const char *node, int local_id,
+		      struct distenv_error *err)
+{
+	const struct distenv_request *r = &distenv_state.req;
+	char word[DISTENV_LF_PATH_MAX];
+	char **argv = NULL;
+	int argc = 0;
+	struct distenv_error e;
+
+	if (r->check == LF_CHECK_OFF ||
+	    spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
+	    !lf_argv_names_original(argc, argv, r->lf_config, same_file, word,
+				    sizeof(word)))
+		return 0;
+	distenv_error_set(&e, "--distenv-lf-config",
+			  "run the copy: llamafactory-cli train "
+			  "\"$DISTENV_LF_CONFIG\" (inside bash -c '...', so "
+			  "that the task expands it)",
+			  "the step's command names %s, the original: the "
+			  "resolved copy distenv wrote (save_on_each_node, "
+			  "resume, offload) is not used", word);
+	if (r->check == LF_CHECK_STRICT) {
+		*err = e;
+		return -1;
+	}
+	if (local_id == 0) {
+		char line[3 * DISTENV_ERROR_TEXT];
+
+		distenv_error_format(&e, line, sizeof(line));
+		fprintf(stderr, "distenv: warning: %s: %s\n", node, line);
+		fflush(stderr);
+	}
+	return 0;
 }
 
 /* 1 when NAME now holds a value: VALUE, or one that was already there */
@@ -214,6 +262,8 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 		if (!rc && r->show && res.dec.have_plan)
 			print_plan(&res.dec, node);
 	}
+	if (!rc)
+		rc = check_argv(sp, node, local_id, err);
 	if (rc)
 		goto out;
 	if (spank_setenv(sp, "DISTENV_LF_CONFIG", res.config_path, 1) !=

@@ -9,6 +9,9 @@
 # shellcheck disable=SC2016
 
 load helpers
+load lf_helpers
+
+TINY="$TOP/tests/cluster/lf/tiny_model"
 
 setup_file() { load helpers && cluster_up 2; }
 teardown_file() { load helpers && cluster_down; }
@@ -76,4 +79,29 @@ ended_fast() {
 	grep -qF 'distenv: error: MASTER_ADDR (exported): you exported MASTER_ADDR=n2, the step says node index 0 is n1, where the rendezvous store listens, and n2 is not one of its addresses' <<<"$output"
 	grep -qE 'distenv: ending step [0-9]+\.0 on all 2 nodes, so that none waits for this one' <<<"$output"
 	nodes_idle
+}
+
+@test "--distenv-lf-config with a command that names the original YAML: a warning naming \"\$DISTENV_LF_CONFIG\"; strict fails the step" {
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" dpo.yaml "output_dir=$BATS_FILE_TMPDIR/out"
+	run timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \
+		bash -c 'echo "RAN train dpo.yaml"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^RAN ' <<<"$output")" -eq 2 ]
+	grep -qF "distenv: warning: n1: --distenv-lf-config: the step's command names dpo.yaml, the original: the resolved copy distenv wrote (save_on_each_node, resume, offload) is not used. run the copy: llamafactory-cli train \"\$DISTENV_LF_CONFIG\"" <<<"$output"
+	launch_t0=$(date +%s)
+	run timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \
+		--distenv-check=strict bash -c 'echo "RAN train ./dpo.yaml"'
+	echo "$output"
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[ $(($(date +%s) - launch_t0)) -lt 30 ]
+	! grep -q '^RAN ' <<<"$output" || false
+	grep -qF "distenv: error: n" <<<"$output"
+	grep -qF "the step's command names ./dpo.yaml, the original" <<<"$output"
+	# the copy: no word
+	run timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \
+		--distenv-check=strict bash -c 'echo "RAN train $DISTENV_LF_CONFIG"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	! grep -q "names .*the original" <<<"$output" || false
 }
