@@ -109,7 +109,8 @@ static void where_of(struct lf_doc *doc, yaml_node_t *map, const char *key,
 	lf_node_where(doc, k, buf, len);
 }
 
-/* Unknown top-level keys: a warning naming the nearest known key. */
+/* Unknown top-level keys: an error naming the nearest known key
+ * (lf_keys.h: LLaMA-Factory's parser stops on them too). */
 #define LF_UNKNOWN_KEYS_NAMED 8
 
 static void check_keys(const struct lf_inputs *in, struct lf_decision *dec)
@@ -133,17 +134,17 @@ static void check_keys(const struct lf_inputs *in, struct lf_decision *dec)
 			continue;
 		near = lf_key_nearest(key);
 		lf_node_where(doc, k, where, sizeof(where));
-		if (near)
-			snprintf(fix, sizeof(fix), "did you mean '%s'?", near);
-		else
-			snprintf(fix, sizeof(fix), "check the key against "
-				 "LLaMA-Factory's hparams/ for your version");
-		msg(dec, in, LF_WARN, where, fix,
+		snprintf(fix, sizeof(fix), "%s%s%scheck the key against "
+			 "LLaMA-Factory's hparams/ for your version "
+			 "(--distenv-check=off skips this check)",
+			 near ? "did you mean '" : "", near ? near : "",
+			 near ? "'? " : "");
+		msg(dec, in, LF_ERROR, where, fix,
 		    "unknown LLaMA-Factory key '%s' (HfArgumentParser stops "
 		    "with \"Some keys are not used\")", key);
 	}
 	if (unknown > LF_UNKNOWN_KEYS_NAMED)
-		msg(dec, in, LF_WARN, doc->name, "check the keys against "
+		msg(dec, in, LF_ERROR, doc->name, "check the keys against "
 		    "LLaMA-Factory's hparams/ for your version",
 		    "%zu more unknown LLaMA-Factory keys",
 		    unknown - LF_UNKNOWN_KEYS_NAMED);
@@ -561,6 +562,31 @@ static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
 	}
 }
 
+/* A local model path that cannot be read (lf_inputs.model_missing). */
+static void check_model_path(const struct lf_inputs *in,
+			     struct lf_decision *dec, const char *model_path)
+{
+	char where[LF_DOC_NAME_MAX + 32];
+
+	if (!model_path || !in->model_missing)
+		return;
+	where_of(in->yaml, lf_doc_root(in->yaml), "model_name_or_path", where,
+		 sizeof(where));
+	msg(dec, in, LF_ERROR, where,
+	    "fix the path, or put the model at that path on every node (a "
+	    "Hugging Face Hub id is written namespace/name)",
+	    "model_name_or_path: %s is a local path and cannot be read on "
+	    "this node: %s", model_path,
+	    in->model_problem ? in->model_problem : "missing");
+}
+
+void lf_decide_submit(const struct lf_inputs *in, const char *model_path,
+		      struct lf_decision *dec)
+{
+	check_keys(in, dec);
+	check_model_path(in, dec, model_path);
+}
+
 int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 	      struct distenv_error *err)
 {
@@ -598,6 +624,8 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 		    "starts in)", "deepspeed: %s cannot be read: %s",
 		    u.deepspeed, in->ds_problem ? in->ds_problem : "missing");
 	}
+
+	check_model_path(in, dec, u.model_path);
 
 	/* Offload profile. */
 	optim_cpu = f.optim_cpu;

@@ -50,6 +50,10 @@ struct lf_inputs {
 	struct lf_doc *ds;            /* its DeepSpeed config, or NULL */
 	int ds_unreadable;            /* deepspeed: set, file not readable */
 	const char *ds_problem;       /* why (strerror), for the message */
+	int model_missing;            /* model_name_or_path: a local path
+				       * (lf_model_path_is_local) that
+				       * cannot be read */
+	const char *model_problem;    /* why (strerror), for the message */
 	const struct lf_model_config *model; /* config.json, or NULL */
 	uint64_t model_params;        /* --distenv-model-params, 0 none */
 	int soen;                     /* enum lf_soen */
@@ -115,6 +119,16 @@ struct lf_decision {
  */
 int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 	      struct distenv_error *err);
+
+/*
+ * The checks that need only the YAML and the submitting host's files,
+ * for srun/sbatch/salloc before anything starts: unknown keys, and a
+ * local model_name_or_path that cannot be read (in->model_missing).
+ * in->yaml and in->check are read; the rest may be zero. Findings go to
+ * dec->msgs, as lf_decide's.
+ */
+void lf_decide_submit(const struct lf_inputs *in, const char *model_path,
+		      struct lf_decision *dec);
 
 /* Add a message (dropped past LF_MSG_MAX, counted). */
 void lf_msgs_add(struct lf_msgs *m, enum lf_level level,

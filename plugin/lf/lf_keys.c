@@ -5,6 +5,10 @@
 
 static const char *const known_keys[] = {
 	/* hparams/model_args.py */
+	"crop_to_patches", "init_special_tokens", "kt_expert_checkpoint_path",
+	"kt_lora_expert_intermediate_size", "kt_lora_expert_num",
+	"kt_use_lora_experts", "kt_weight_path", "new_special_tokens_config",
+	"sglang_lora_backend", "use_kt", "use_kv_cache", "use_v1_kernels",
 	"model_name_or_path", "adapter_name_or_path", "adapter_folder",
 	"cache_dir", "use_fast_tokenizer", "resize_vocab",
 	"split_special_tokens", "add_tokens", "add_special_tokens",
@@ -30,6 +34,7 @@ static const char *const known_keys[] = {
 	"sglang_tp_size", "sglang_config", "image_resolution",
 	"video_resolution", "use_dora",
 	/* hparams/data_args.py */
+	"preserve_thinking",
 	"template", "dataset", "eval_dataset", "dataset_dir", "media_dir",
 	"cutoff_len", "train_on_prompt", "mask_history", "streaming",
 	"buffer_size", "mix_strategy", "interleave_probs", "overwrite_cache",
@@ -39,6 +44,10 @@ static const char *const known_keys[] = {
 	"tool_format", "default_system", "enable_thinking",
 	"tokenized_path", "data_shared_file_system",
 	/* hparams/finetuning_args.py */
+	"asft_alpha", "eaft_alpha", "hyper_parallel_args", "module_dropout",
+	"oft_block_size", "oft_rank", "oft_target", "pref_bco_weight",
+	"use_asft_loss", "use_dft_loss", "use_eaft_loss",
+	"use_hyper_parallel",
 	"stage", "finetuning_type", "use_llama_pro", "use_adam_mini",
 	"use_muon", "freeze_vision_tower", "freeze_multi_modal_projector",
 	"freeze_language_model", "compute_accuracy",
@@ -71,10 +80,20 @@ static const char *const known_keys[] = {
 	"max_length", "max_new_tokens", "repetition_penalty",
 	"length_penalty", "skip_special_tokens",
 	/* hparams/training_args.py (LLaMA-Factory's additions) */
+	"enable_torch_profiler", "master_addr", "master_port",
+	"profile_modules", "profiler_active_steps", "profiler_output_dir",
+	"profiler_profile_memory", "profiler_record_shapes",
+	"profiler_repeat", "profiler_wait_steps", "profiler_warmup_steps",
+	"profiler_with_stack",
 	"ray_run_name", "ray_storage_path", "ray_storage_filesystem",
 	"ray_num_workers", "resources_per_worker", "placement_strategy",
 	"ray_init_kwargs", "fp8", "fp8_backend", "fp8_enable_fsdp_float8_all_gather",
 	/* transformers TrainingArguments / Seq2SeqTrainingArguments */
+	"ddp_static_graph", "enable_jit_checkpoint", "hub_revision",
+	"include_num_input_tokens_seen", "liger_kernel_config",
+	"parallelism_config", "project", "trackio_bucket_id",
+	"trackio_space_id", "trackio_static_space_id",
+	"train_sampling_strategy",
 	"output_dir", "overwrite_output_dir", "do_train", "do_eval",
 	"do_predict", "eval_strategy", "evaluation_strategy",
 	"prediction_loss_only", "per_device_train_batch_size",

@@ -8,8 +8,13 @@
  * src/llamafactory/hparams/ (model_args.py, data_args.py,
  * finetuning_args.py, generating_args.py, training_args.py; v0.9.x)
  * and of transformers' TrainingArguments / Seq2SeqTrainingArguments
- * (src/transformers/training_args.py, 4.4x), which LLaMA-Factory's
- * parser merges. A key missing here is only a warning, never an error.
+ * (src/transformers/training_args.py, 4.4x to 5.6), which
+ * LLaMA-Factory's parser merges; checked against the pinned stack
+ * (contrib/lfstack/requirements.lock: llamafactory 0.9.5, transformers
+ * 5.6.0) by tests/cluster/llamafactory.bats. An unknown key fails the
+ * step by default, as LLaMA-Factory would once every node had started;
+ * --distenv-check=off is the way out for a version with keys this list
+ * lacks.
  */
 #ifndef DISTENV_LF_KEYS_H
 #define DISTENV_LF_KEYS_H

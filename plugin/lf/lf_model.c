@@ -120,6 +120,19 @@ uint64_t lf_model_lora_params(const struct lf_model_config *c, uint64_t r)
 	return c->num_hidden_layers * per_layer;
 }
 
+int lf_model_path_is_local(const char *path)
+{
+	const char *slash;
+
+	if (!path || !path[0])
+		return 0;
+	if (path[0] == '/' || path[0] == '~' || strncmp(path, "./", 2) == 0 ||
+	    strncmp(path, "../", 3) == 0)
+		return 1;
+	slash = strchr(path, '/');
+	return slash && strchr(slash + 1, '/') != NULL;
+}
+
 /* Parse "NUMBER[suffix]" into a double and the suffix. */
 static int split_number(const char *value, double *num, const char **suffix)
 {

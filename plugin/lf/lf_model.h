@@ -56,6 +56,16 @@ uint64_t lf_model_lora_params(const struct lf_model_config *cfg,
 			      uint64_t rank);
 
 /*
+ * Whether model_name_or_path names a local directory rather than a
+ * Hugging Face Hub id: absolute, or starting with ./, ../ or ~, or with
+ * more than one '/' (a Hub id is "name" or "namespace/name":
+ * huggingface_hub, utils/_validators.py, validate_repo_id). A Hub id
+ * that also exists as a local directory is read locally by transformers;
+ * this rule only says which names cannot be a Hub id.
+ */
+int lf_model_path_is_local(const char *path);
+
+/*
  * A parameter count as a user writes it: "70B", "7.6B", "500M", "1.5e3M"
  * (K, M, B/G, T = 1e3, 1e6, 1e9, 1e12; case-insensitive). The unit is
  * required: a bare "72" was meant as 72B and would plan for 72

@@ -178,6 +178,17 @@ static int wait_for(const char *path, struct distenv_error *err)
 				 "appear within %d s", LF_WAIT_S);
 }
 
+/* lf_inputs.model_missing: a local path (lf_model_path_is_local) that
+ * this user cannot read. */
+static void model_readable(const char *model_path, struct lf_inputs *in)
+{
+	if (model_path && lf_model_path_is_local(model_path) &&
+	    access(model_path, R_OK) != 0) {
+		in->model_missing = 1;
+		in->model_problem = strerror(errno);
+	}
+}
+
 static int first_error(const struct lf_decision *dec,
 		       struct distenv_error *err)
 {
@@ -253,6 +264,7 @@ int lf_prepare(const struct lf_prepare_request *req,
 			have_ds = 1;
 		}
 	}
+	model_readable(model_path, &in);
 	if (!req->model_params && is_dir(model_path)) {
 		int e = 0;
 
@@ -433,4 +445,36 @@ void lf_prepare_result_free(struct lf_prepare_result *res)
 	free(res->yaml_text);
 	free(res->ds_text);
 	res->yaml_text = res->ds_text = NULL;
+}
+
+int lf_prepare_submit_check(const char *config, int check,
+			    struct distenv_error *err)
+{
+	struct lf_inputs in;
+	struct lf_decision *dec;
+	struct lf_doc yaml;
+	const char *model_path = NULL;
+	int found = 0, rc;
+
+	if (check == LF_CHECK_OFF)
+		return 0;
+	memset(&in, 0, sizeof(in));
+	memset(&yaml, 0, sizeof(yaml));
+	if (load(config, &yaml, NULL, err))
+		return -1;
+	dec = calloc(1, sizeof(*dec));
+	if (!dec) {
+		lf_doc_free(&yaml);
+		return distenv_error_set(err, config, NULL, "out of memory");
+	}
+	in.yaml = &yaml;
+	in.check = check;
+	lf_get_str(&yaml, lf_doc_root(&yaml), "model_name_or_path",
+		   &model_path, &found, NULL);
+	model_readable(model_path, &in);
+	lf_decide_submit(&in, model_path, dec);
+	rc = first_error(dec, err);
+	free(dec);
+	lf_doc_free(&yaml);
+	return rc;
 }

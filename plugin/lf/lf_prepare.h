@@ -90,4 +90,14 @@ int lf_prepare(const struct lf_prepare_request *req,
 
 void lf_prepare_result_free(struct lf_prepare_result *res);
 
+/*
+ * At submit (srun, sbatch, salloc: the user, on the submitting host):
+ * load config and run the checks whose failure is certain on every node
+ * (lf_decide_submit: unknown keys, a local model path that cannot be
+ * read). check: enum lf_check; off checks nothing. Errors: the file
+ * cannot be read or parsed, or the first finding, "(and N more)".
+ */
+int lf_prepare_submit_check(const char *config, int check,
+			    struct distenv_error *err);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include <slurm/spank.h>
 
+#include "lf_prepare.h"
 #include "spank_state.h"
 
 int distenv_submit_post_opt(spank_t sp)
@@ -23,6 +24,18 @@ int distenv_submit_post_opt(spank_t sp)
 		distenv_log_error(&distenv_state.site_error);
 		slurm_error("distenv: the plugin's configuration is broken; ask "
 			    "your admin, or run without --distenv");
+		return -1;
+	}
+	/* Findings that fail every node anyway fail the command instead,
+	 * before the job waits in the queue (lf_prepare.h). Here, not in
+	 * the option's callback: --distenv-check may come after it. */
+	if (mode != DISTENV_MODE_OFF && distenv_state.req.lf_config[0] &&
+	    lf_prepare_submit_check(distenv_state.req.lf_config,
+				    distenv_state.req.check,
+				    &distenv_state.option_error)) {
+		distenv_error_prefix_where(&distenv_state.option_error,
+					   "--distenv-lf-config");
+		distenv_log_error(&distenv_state.option_error);
 		return -1;
 	}
 	/* The run preparation rides on the derivation: without distenv the

@@ -168,6 +168,28 @@ except ValueError as e:
 	done
 }
 
+@test "distenv's key table knows every argument real 0.9.5's parser takes, so an unknown key can fail the step by default" {
+	"$VENV/bin/python" - "$TPL/lf/qwen2_72b_full_dpo.yaml" all.yaml <<'PY'
+import dataclasses, sys, typing, yaml
+from llamafactory.hparams.parser import _TRAIN_CLS
+args = yaml.safe_load(open(sys.argv[1]))
+for cls in typing.get_args(_TRAIN_CLS):
+    for f in dataclasses.fields(cls):
+        if f.init:
+            args.setdefault(f.name, None)
+print(len(args), "keys")
+yaml.safe_dump(args, open(sys.argv[2], "w"))
+PY
+	run distenv plan all.yaml --nodes 2 --gpus-per-node 8 --model-params 70B --host-mem 4T
+	echo "$output"
+	[ "$(wc -l <all.yaml)" -gt 300 ]
+	refute grep -q 'unknown LLaMA-Factory key' <<<"$output"
+	echo "distenv_bogus_key: 1" >>all.yaml
+	run distenv plan all.yaml --nodes 2 --gpus-per-node 8 --model-params 70B --host-mem 4T
+	grep -qF "error: all.yaml:" <<<"$output"
+	grep -qF "unknown LLaMA-Factory key 'distenv_bogus_key'" <<<"$output"
+}
+
 @test "real 0.9.5's launcher, MASTER_PORT unset: each node picks its own free port (find_available_port), so two nodes disagree; with --distenv both get the step's reserved port" {
 	# shellcheck disable=SC2016 # expanded on each node
 	run srun -N2 --ntasks-per-node=1 --distenv bash -c '

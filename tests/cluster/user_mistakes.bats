@@ -105,3 +105,26 @@ ended_fast() {
 	[ "$status" -eq 0 ]
 	! grep -q "names .*the original" <<<"$output" || false
 }
+
+@test "an unknown LLaMA-Factory key or a local model path that does not exist fails srun and sbatch at submit, before the job queues; --distenv-check=off lets it through" {
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" typo.yaml "output_dir=$BATS_FILE_TMPDIR/out" cuttoff_len=4096
+	run timeout 60 srun -N2 --distenv --distenv-lf-config=typo.yaml true
+	echo "$output"
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	grep -qE "error: distenv: --distenv-lf-config: typo.yaml:[0-9]+:1: unknown LLaMA-Factory key 'cuttoff_len' .*did you mean 'cutoff_len'\?" <<<"$output"
+	# nothing ran: the check is srun's, before any allocation
+	! grep -q 'distenv: n[12]' <<<"$output" || false
+	jobs_before=$(squeue -h | wc -l)
+	run sbatch -N2 --distenv --distenv-lf-config=typo.yaml --wrap true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grep -qF "unknown LLaMA-Factory key 'cuttoff_len'" <<<"$output"
+	[ "$(squeue -h | wc -l)" -eq "$jobs_before" ]
+	run timeout 60 srun -N2 --distenv --distenv-lf-config=typo.yaml --distenv-check=off true
+	[ "$status" -eq 0 ]
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" nomodel.yaml "output_dir=$BATS_FILE_TMPDIR/out" model_name_or_path=/models/no-such-model
+	run timeout 60 srun -N2 --distenv --distenv-lf-config=nomodel.yaml --distenv-check=strict true
+	echo "$output"
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	grep -qF "model_name_or_path: /models/no-such-model is a local path and cannot be read on this node: No such file or directory" <<<"$output"
+}

@@ -372,18 +372,26 @@ static void wrong_types_are_errors(void **state)
 	free_fx(&f);
 }
 
-static void unknown_key_warning_names_nearest(void **state)
+/* LLaMA-Factory's parser would stop on it: an error in the default
+ * mode, with the nearest known key and the way out. */
+static void unknown_key_error_names_nearest(void **state)
 {
 	struct fx f;
 	const struct distenv_error *e;
+	enum lf_level lv = LF_WARN;
 
 	(void)state;
 	setup_fx(&f, BASE "save_on_each_nodes: true\n", z3);
 	assert_int_equal(lf_decide(&f.in, &f.dec, &f.err), 0);
-	e = find(&f.dec, "unknown LLaMA-Factory key 'save_on_each_nodes'", NULL);
+	e = find(&f.dec, "unknown LLaMA-Factory key 'save_on_each_nodes'", &lv);
 	assert_non_null(e);
+	assert_int_equal(lv, LF_ERROR);
+	assert_int_equal(f.dec.msgs.errors, 1);
 	assert_string_equal(e->where, "dpo.yaml:6:1");
-	assert_string_equal(e->fix, "did you mean 'save_on_each_node'?");
+	assert_string_equal(e->fix,
+			    "did you mean 'save_on_each_node'? check the key "
+			    "against LLaMA-Factory's hparams/ for your version "
+			    "(--distenv-check=off skips this check)");
 	free_fx(&f);
 }
 
@@ -468,7 +476,7 @@ int main(void)
 		cmocka_unit_test(offload_auto_uses_the_plan),
 		cmocka_unit_test(settings_that_fight),
 		cmocka_unit_test(wrong_types_are_errors),
-		cmocka_unit_test(unknown_key_warning_names_nearest),
+		cmocka_unit_test(unknown_key_error_names_nearest),
 		cmocka_unit_test(host_memory_message),
 		cmocka_unit_test(option_parsers),
 	};
