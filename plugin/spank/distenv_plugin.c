@@ -39,6 +39,9 @@
  * (config=) is named by the admin and refused unless only root can write
  * it (plugin/site/distenv_policy.h).
  */
+#include "config.h"
+
+#include <stdio.h>
 #include <string.h>
 
 #include <slurm/spank.h>
@@ -71,6 +74,34 @@ static void load_policy(void)
 	distenv_policy_apply(&st->policy.global, NULL, &st->site);
 }
 
+/* One line in slurmd's log at its start: what is loaded, for which
+ * Slurm, with which plugstack arguments and site file, so that an admin
+ * sees it without reading plugstack.conf. */
+static void log_loaded(int ac, char **av)
+{
+	char args[1024] = "", shown[256];
+	size_t used = 0;
+	int i;
+
+	for (i = 0; i < ac && used < sizeof(args); i++) {
+		int w = snprintf(args + used, sizeof(args) - used, "%s%s",
+				 i ? " " : "",
+				 distenv_printable(av[i], shown, sizeof(shown)));
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	slurm_info("distenv: %s loaded (built for Slurm %s); plugstack "
+		   "arguments: %s; site file: %s%s", PACKAGE_VERSION,
+		   DISTENV_SLURM_VERSION, ac ? args : "(none)",
+		   distenv_state.site.config[0] ? distenv_state.site.config :
+						  "(none)",
+		   distenv_error_is_set(&distenv_state.site_error) ?
+			   " (broken: see the error above; jobs that ask for "
+			   "distenv fail)" : "");
+}
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
@@ -89,8 +120,10 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	} else {
 		load_policy();
 	}
-	if (ctx == S_CTX_SLURMD)
+	if (ctx == S_CTX_SLURMD) {
+		log_loaded(ac, av);
 		return 0; /* slurmd only reports; it runs no job */
+	}
 	if (distenv_options_register(sp) && ctx != S_CTX_REMOTE)
 		return -1;
 	return 0;

@@ -50,6 +50,22 @@ static void end_step(spank_t sp)
 			job, step, slurm_strerror(slurm_get_errno()));
 }
 
+/* The reason the user sees, in slurmd's log too, with job, step and
+ * node, so that an admin can help from the log alone. At info level:
+ * slurmstepd forwards a task's error-level lines to the user as well,
+ * who has the message already. */
+static void log_failure(spank_t sp, const char *line)
+{
+	uint32_t job = 0, step = 0;
+	char node[256] = "?";
+
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node));
+	slurm_info("distenv: job %u step %u node %s: failed the step: %s",
+		    job, step, node, line);
+}
+
 /* Print err for the user, once per node (from the node's first task:
  * every task of the node meets the same error), and fail the task. */
 static int report(spank_t sp, const struct distenv_error *err)
@@ -73,6 +89,7 @@ static int report(spank_t sp, const struct distenv_error *err)
 	distenv_error_format(err, line, sizeof(line));
 	fprintf(stderr, "distenv: error: %s\n", line);
 	fflush(stderr);
+	log_failure(sp, line);
 	distenv_pipe_wait_drained(STDERR_FILENO, 2000, 100);
 	end_step(sp);
 	return -1;
@@ -160,6 +177,40 @@ static void show_off(spank_t sp)
 	fflush(stderr);
 }
 
+/* Whether the user asked for distenv (--distenv, or the run preparation
+ * of --distenv-lf-config) rather than getting it from a site default. */
+static int asked(const struct distenv_plugin_state *st)
+{
+	return st->req.mode != DISTENV_MODE_UNSET || st->req.lf_config[0];
+}
+
+/*
+ * A site default (plugstack default=, a partition's default_mode) must
+ * never fail a job that did not ask for distenv: `srun -n2 hostname`
+ * under default=torchrun, an MPI job with several tasks per node. Such
+ * a step is left untouched (nothing exported: derive_and_export exports
+ * only after the whole derivation succeeded) and the reason goes to
+ * slurmd's log only, so that the job's output stays its own.
+ */
+static int leave_alone(spank_t sp, enum distenv_mode mode,
+		       const struct distenv_error *err)
+{
+	char line[3 * DISTENV_ERROR_TEXT];
+	uint32_t job = 0, step = 0;
+	int local_id = 0;
+
+	if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS &&
+	    local_id != 0)
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	distenv_error_format(err, line, sizeof(line));
+	slurm_info("distenv: step %u.%u left untouched: the site default "
+		   "mode %s does not fit it, and the job did not ask for "
+		   "distenv (%s)", job, step, distenv_mode_name(mode), line);
+	return 0;
+}
+
 int distenv_remote_task_init(spank_t sp)
 {
 	const struct distenv_plugin_state *st = &distenv_state;
@@ -184,10 +235,12 @@ int distenv_remote_task_init(spank_t sp)
 		return 0;
 	}
 	if (distenv_error_is_set(&st->site_error))
-		return report(sp, &st->site_error);
+		return asked(st) ? report(sp, &st->site_error) :
+				   leave_alone(sp, mode, &st->site_error);
 	/* envp is stale after this: spank_setenv may move the array. */
 	if (derive_and_export(sp, &site, envp, batch, mode, &err))
-		return report(sp, &err);
+		return asked(st) ? report(sp, &err) :
+				   leave_alone(sp, mode, &err);
 	/* LLaMA-Factory preparation: srun steps only (the batch script
 	 * launches them). */
 	if (st->req.lf_config[0] && !batch &&

@@ -217,3 +217,37 @@ with_site() {
 	run srun -N1 --distenv=off bash -c 'echo "VARS ${WORLD_SIZE:-unset}"'
 	grep -qx 'VARS unset' <<<"$output"
 }
+
+@test "a site default mode never fails a job that did not ask for distenv: several tasks per node under default torchrun run untouched, slurmd's log says why; --distenv still fails" {
+	f=$(site_file tr.yaml <<-'EOF'
+	default_mode: torchrun
+	EOF
+	)
+	for line in "config=$f" "default=torchrun"; do
+		plugstack_with_distenv "$line"
+		run timeout 60 srun -N1 -n2 bash -c 'echo "TASK $SLURM_PROCID NNODES=${NNODES:-unset}"'
+		echo "$output"
+		[ "$status" -eq 0 ]
+		grep -qx 'TASK 0 NNODES=unset' <<<"$output"
+		grep -qx 'TASK 1 NNODES=unset' <<<"$output"
+		! grep -q distenv <<<"$output" || false
+		grep -qE "distenv: step [0-9]+\.0 left untouched: the site default mode torchrun does not fit it, and the job did not ask for distenv \(node n1: 2 tasks of step" "$DISTENV_CLUSTER_DIR/log/slurmd-n1.log"
+		# one task per node fits: the default applies
+		run timeout 60 srun -N2 bash -c 'echo "NNODES=${NNODES:-unset}"'
+		[ "$(grep -cx 'NNODES=2' <<<"$output")" -eq 2 ]
+		# asking for it explicitly fails with the fix, as without a default
+		run timeout 60 srun -N1 -n2 --distenv true
+		[ "$status" -ne 0 ]
+		grep -qF 'distenv: error: node n1: 2 tasks of step' <<<"$output"
+	done
+}
+
+@test "slurmd's log says at its start which distenv it loaded, for which Slurm, with which plugstack arguments and site file" {
+	local v
+	v=$(distenv --version | sed -n 's/^distenv \([^ ]*\) (built against Slurm \([^)]*\))$/\1 \2/p')
+	[ -n "$v" ]
+	for n in 1 2; do
+		grep -qF "distenv: ${v% *} loaded (built for Slurm ${v#* }); plugstack arguments: config=$BATS_FILE_TMPDIR/broken.yaml; site file: $BATS_FILE_TMPDIR/broken.yaml (broken: see the error above; jobs that ask for distenv fail)" \
+			"$DISTENV_CLUSTER_DIR/log/slurmd-n$n.log"
+	done
+}

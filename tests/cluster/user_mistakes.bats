@@ -43,6 +43,11 @@ ended_fast() {
 	ended_fast
 	grep -qF 'distenv: error: NODE_RANK (exported): you exported NODE_RANK=0, the step says each of its 2 nodes has its own, 0 to 1 (SLURM_NODEID)' <<<"$output"
 	grep -qF 'unset it: distenv derives it for every node and task' <<<"$output"
+	# the admin's view: the same reason in slurmd's log, with job, step,
+	# node; the user's output has it once
+	! grep -q 'failed the step' <<<"$output" || false
+	grep -qE "distenv: job [0-9]+ step 0 node n[12]: failed the step: NODE_RANK \(exported\): you exported NODE_RANK=0, the step says each of its 2 nodes" \
+		"$DISTENV_CLUSTER_DIR"/log/slurmd-n[12].log
 	nodes_idle
 }
 
