@@ -83,14 +83,35 @@ static void add_change(struct lf_decision *dec, const char *text)
  * A TMPDIR with whitespace in it is passed over for /tmp, and the resolved
  * copy's header says so.
  */
+const char *lf_resolved_base(const char *tmpdir)
+{
+	if (!tmpdir || !tmpdir[0] || tmpdir[strcspn(tmpdir, " \t\n\r\v\f")])
+		return "/tmp";
+	return tmpdir;
+}
+
+void lf_resolved_dir(const char *base, unsigned uid, uint32_t job_id,
+		     uint32_t step_id, uint32_t node_id, uint32_t restart,
+		     char *buf, size_t len)
+{
+	size_t used;
+
+	snprintf(buf, len, "%s/distenv-%u-%u.%u-%u", base, uid, job_id,
+		 step_id, node_id);
+	used = strlen(buf);
+	if (restart && used < len)
+		snprintf(buf + used, len - used, "-r%u", restart);
+}
+
+/* lf_resolved_base, and a note in the copy's header when TMPDIR was
+ * passed over. */
 static const char *resolved_base(const char *tmpdir, struct lf_decision *dec)
 {
+	const char *base = lf_resolved_base(tmpdir);
 	char text[sizeof(dec->changes[0])];
 
-	if (!tmpdir || !tmpdir[0])
-		return "/tmp";
-	if (!tmpdir[strcspn(tmpdir, " \t\n\r\v\f")])
-		return tmpdir;
+	if (base == tmpdir || !tmpdir || !tmpdir[0])
+		return base;
 	snprintf(text, sizeof(text), "written under /tmp, not TMPDIR=\"%s\": "
 		 "LLaMA-Factory splits torchrun's command line on whitespace",
 		 tmpdir);
@@ -359,14 +380,9 @@ int lf_prepare(const struct lf_prepare_request *req,
 	/* and the restart: a requeued job keeps its ID and counts its
 	 * steps from 0 again, and a node-local TMPDIR keeps the first
 	 * run's copy, which must not be taken for this run's. */
-	snprintf(res->dir, sizeof(res->dir), "%s/distenv-%u-%u.%u-%u",
-		 resolved_base(f->tmpdir, &res->dec),
-		 (unsigned)geteuid(), f->job_id, f->step_id, f->node_id);
-	if (f->restart_count) {
-		len = strlen(res->dir);
-		snprintf(res->dir + len, sizeof(res->dir) - len, "-r%u",
-			 f->restart_count);
-	}
+	lf_resolved_dir(resolved_base(f->tmpdir, &res->dec),
+			(unsigned)geteuid(), f->job_id, f->step_id, f->node_id,
+			f->restart_count, res->dir, sizeof(res->dir));
 	snprintf(res->config_path, sizeof(res->config_path),
 		 "%s/lf_config.yaml", res->dir);
 	if (res->dec.ds_changed && have_ds) {

@@ -91,6 +91,22 @@ int lf_prepare(const struct lf_prepare_request *req,
 void lf_prepare_result_free(struct lf_prepare_result *res);
 
 /*
+ * Where the resolved copies of a step go: lf_resolved_base(TMPDIR) is
+ * TMPDIR, or /tmp when it is unset, empty or holds whitespace
+ * (LLaMA-Factory's launcher splits torchrun's command line on
+ * whitespace, src/llamafactory/launcher.py); lf_resolved_dir writes
+ * BASE/distenv-<uid>-<job>.<step>-<node index>[-r<restart>] into buf:
+ * one directory per step and node (a TMPDIR shared by the nodes must not
+ * make them race), and per requeue (a requeued job keeps its id and
+ * numbers its steps from 0 again). The plugin's exit callback removes
+ * the same directory.
+ */
+const char *lf_resolved_base(const char *tmpdir);
+void lf_resolved_dir(const char *base, unsigned uid, uint32_t job_id,
+		     uint32_t step_id, uint32_t node_id, uint32_t restart,
+		     char *buf, size_t len);
+
+/*
  * At submit (srun, sbatch, salloc: the user, on the submitting host):
  * load config and run the checks whose failure is certain on every node
  * (lf_decide_submit: unknown keys, a local model path that cannot be

@@ -31,6 +31,9 @@
  *                        task (forked       fully          resolver), derive, export;
  *                        child)                            report recorded errors;
  *                                                          -1 fails the step only
+ *  slurm_spank_exit      slurmstepd, once   root, the      remove the step's resolved
+ *                        per step per node  removal as     copies (--distenv-lf-config);
+ *                                           the user       never fails
  *  everything else       -                  -              nothing
  *
  * No file named by a user is opened in any callback run as root. The one
@@ -156,4 +159,13 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	return distenv_remote_task_init(sp);
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return distenv_remote_exit(sp);
 }

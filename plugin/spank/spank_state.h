@@ -59,6 +59,10 @@ int distenv_remote_user_init(spank_t sp);
 int distenv_lf_config_check(const char *path, struct distenv_error *err);
 int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err);
 
+/* slurmstepd, when the step ends on this node (root): remove the step's
+ * resolved copies, as the user (spank_exit.c). Never fails. */
+int distenv_remote_exit(spank_t sp);
+
 /* slurmstepd, per task, as the user: derive and export. */
 int distenv_remote_task_init(spank_t sp);
 

@@ -175,3 +175,39 @@ timed() {
 	rm -rf "$secret" "$userdir"
 	nodes_idle
 }
+
+@test "the resolved copies of a step are removed on every node when the step ends, also for an unprivileged user; a symlink put in their place is left alone" {
+	if ! id "$TEST_USER" >/dev/null 2>&1; then
+		useradd -M -s /bin/bash "$TEST_USER"
+		touch "$BATS_FILE_TMPDIR/made-user"
+	fi
+	userdir=$DISTENV_CLUSTER_DIR/jobs/$TEST_USER
+	mkdir -p "$userdir"
+	chown "$TEST_USER" "$userdir"
+	printf 'stage: dpo\nfinetuning_type: lora\noutput_dir: %s/out\n' "$userdir" >"$userdir/dpo.yaml"
+	chmod 644 "$userdir/dpo.yaml"
+	cd "$userdir" || return 1
+	for who in root "$TEST_USER"; do
+		# shellcheck disable=SC2016 # expanded by the task
+		run runuser -u "$who" -- env SLURM_CONF="$SLURM_CONF" srun -N2 --distenv \
+			--distenv-lf-config=dpo.yaml bash -c 'd=$(dirname "$DISTENV_LF_CONFIG"); echo "DIR $d $(stat -c %U "$d") $(ls "$d")"'
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[ "$(grep -cE "^DIR /tmp/distenv-$(id -u "$who")-[0-9]+\.0-[01] $who lf_config.yaml$" <<<"$output")" -eq 2 ]
+		for d in $(sed -n 's/^DIR \([^ ]*\) .*/\1/p' <<<"$output"); do
+			[ ! -e "$d" ]
+		done
+	done
+	# A user who swaps the directory for a symbolic link to a root
+	# file's directory loses nothing but the link's target stays.
+	mkdir -p "$BATS_FILE_TMPDIR/victim"
+	echo keep >"$BATS_FILE_TMPDIR/victim/lf_config.yaml"
+	run runuser -u "$TEST_USER" -- env SLURM_CONF="$SLURM_CONF" srun -N1 --distenv \
+		--distenv-lf-config=dpo.yaml bash -c 'd=$(dirname "$DISTENV_LF_CONFIG"); rm -r "$d"; ln -s '"$BATS_FILE_TMPDIR/victim"' "$d"; echo "DIR $d"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$BATS_FILE_TMPDIR/victim/lf_config.yaml")" = keep ]
+	rm -f "$(sed -n 's/^DIR //p' <<<"$output")"
+	cd /tmp && rm -rf "$userdir"
+	nodes_idle
+}

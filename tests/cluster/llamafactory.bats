@@ -427,9 +427,12 @@ EOF
 	for r in 0 1 2 3; do
 		grep -qE "^probe: rank $r node=n[12] argv=/tmp/distenv-0-$id\\.0-[01]/lf_config.yaml$" lora.sbatch.out
 	done
-	srun -N1 -w n1 cat "/tmp/distenv-0-$id.0-0/lf_config.yaml" >resolved.yaml
-	# /tmp outlives the test cluster, whose job ids start again at 1
-	rm -rf "/tmp/distenv-0-$id.0-0" "/tmp/distenv-0-$id.0-1"
+	# the step's copies went with it (spank_exit.c); a step with the same
+	# TMPDIR shows the copy's header
+	[ ! -e "/tmp/distenv-0-$id.0-0" ] && [ ! -e "/tmp/distenv-0-$id.0-1" ]
+	# shellcheck disable=SC2016 # expanded by the task
+	TMPDIR="$LOCAL/tmp dir" srun -N1 -w n1 --distenv --distenv-lf-config="$BATS_FILE_TMPDIR/lora.yaml" \
+		bash -c 'cat "$DISTENV_LF_CONFIG"' >resolved.yaml
 	grep -qF "written under /tmp, not TMPDIR=\"$LOCAL/tmp dir\"" resolved.yaml
 	trainer_log n1 "$LOCAL/lora" >lora.losses
 	cat lora.losses
