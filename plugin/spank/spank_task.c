@@ -7,6 +7,9 @@
  * A failure returns -1, which fails the step (not the node), after the
  * message went to the task's stderr, i.e. the job's output.
  */
+#include "config.h"
+
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +48,14 @@ static void end_step(spank_t sp)
 			"none waits for this one\n", job, step, nnodes);
 	fflush(stderr);
 	distenv_pipe_wait_drained(STDERR_FILENO, 1000, 100);
+	/* configure.ac: the flags argument of newer releases; 0 = none. */
+#ifdef DISTENV_KILL_STEP_HAS_FLAGS
+	if (slurm_kill_job_step(job, step, SIGKILL, 0) != SLURM_SUCCESS)
+#else
 	if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS)
+#endif
 		fprintf(stderr, "distenv: could not cancel step %u.%u: %s\n",
-			job, step, slurm_strerror(slurm_get_errno()));
+			job, step, slurm_strerror(errno));
 }
 
 /* The reason the user sees, in slurmd's log too, with job, step and
