@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "distenv_env.h"
+#include "distenv_gpus.h"
 #include "distenv_ifspec.h"
 #include "distenv_master.h"
 #include "distenv_ports.h"
@@ -37,6 +38,8 @@ struct derivation {
 	int have_master;
 	struct distenv_master_choice master;
 	struct topo_view *topo; /* NULL: no topology for this step */
+	struct distenv_gpus gpus; /* read on first use (task_gpus) */
+	int have_gpus;
 };
 
 /* Add name: the user's value if the user set it, else value. */
@@ -85,27 +88,14 @@ static int emit_pet(struct derivation *d, const char *name)
 		    name);
 }
 
-uint32_t distenv_count_gpus(const char *const *envp, const char **source)
+/* The task's and the step's GPUs (distenv_gpus.h), read once. */
+static const struct distenv_gpus *task_gpus(struct derivation *d)
 {
-	const char *cvd = distenv_env_get(envp, "CUDA_VISIBLE_DEVICES");
-	const char *on_node = distenv_env_get(envp, "SLURM_GPUS_ON_NODE");
-	uint32_t n = 0;
-
-	*source = NULL;
-	if (cvd && cvd[0] && strcmp(cvd, "NoDevFiles") != 0) {
-		const char *p;
-
-		n = 1;
-		for (p = cvd; *p; p++)
-			n += (*p == ',');
-		*source = "CUDA_VISIBLE_DEVICES";
-		return n;
+	if (!d->have_gpus) {
+		distenv_gpus_read(d->step->envp, d->step->step_gpus, &d->gpus);
+		d->have_gpus = 1;
 	}
-	if (on_node && distenv_parse_u32(on_node, 1u << 20, &n) == 0 && n) {
-		*source = "SLURM_GPUS_ON_NODE";
-		return n;
-	}
-	return 0;
+	return &d->gpus;
 }
 
 const char *distenv_master_host(const struct distenv_step *step)
@@ -488,22 +478,32 @@ static int topo_prepare(struct derivation *d)
 
 static int emit_nproc(struct derivation *d)
 {
-	const char *source;
-	uint32_t gpus;
+	const struct distenv_gpus *g = task_gpus(d);
+	char reason[512];
 
 	if (d->req->nproc)
 		return emit_u32(d, "NPROC_PER_NODE", d->req->nproc,
 				"--distenv-nproc");
-	gpus = distenv_count_gpus(d->step->envp, &source);
-	if (gpus) {
-		char reason[128];
-
-		snprintf(reason, sizeof(reason), "GPUs visible to the task (%s)",
-			 source);
-		return emit_u32(d, "NPROC_PER_NODE", gpus, reason);
-	}
-	return emit_u32(d, "NPROC_PER_NODE", 1,
-			"no GPU visible to the task: one process");
+	if (!g->node_count)
+		return emit_u32(d, "NPROC_PER_NODE", 1,
+				"no GPU for the step on this node: one process");
+	/* The step's count, not what one bound task sees: with
+	 * --gpus-per-task or --gpu-bind, CUDA_VISIBLE_DEVICES and
+	 * SLURM_STEP_GPUS of the task name its own GPUs only
+	 * (distenv_gpus.h). torchrun's workers inherit the task's
+	 * CUDA_VISIBLE_DEVICES, so that is said too. */
+	snprintf(reason, sizeof(reason), "GPUs of the step on this node (%s)",
+		 g->node_count_from);
+	if (g->task_known && g->task_count < g->node_count)
+		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
+			 "; note: this task sees %u of them "
+			 "(CUDA_VISIBLE_DEVICES=%s), and torchrun's workers "
+			 "inherit that, so local ranks %u-%u find no device: "
+			 "leave out --gpus-per-task and --gpu-bind, so that the "
+			 "node's one task sees all %u",
+			 g->task_count, g->task_list ? g->task_list : "",
+			 g->task_count, g->node_count - 1, g->node_count);
+	return emit_u32(d, "NPROC_PER_NODE", g->node_count, reason);
 }
 
 static int derive_batch(struct derivation *d)
@@ -701,6 +701,41 @@ static int emit_elastic(struct derivation *d)
 	return 0;
 }
 
+/*
+ * LOCAL_RANK, and what one GPU per task does to it. Torch scripts
+ * commonly call torch.cuda.set_device(LOCAL_RANK), which needs LOCAL_RANK
+ * to be a device index among the GPUs CUDA shows the task. With
+ * --gpus-per-task=1 each task sees one (CUDA_VISIBLE_DEVICES), so every
+ * local rank but 0 fails there with "invalid device ordinal"; a script
+ * that uses device 0 (or LOCAL_RANK modulo the visible count) runs. Only
+ * possibly wrong, so a note in the reason for --distenv-show, not a
+ * failure; the same note on every task of the node, since --distenv-show
+ * prints the node's first task.
+ */
+static int emit_local_rank(struct derivation *d)
+{
+	const struct distenv_gpus *g = task_gpus(d);
+	const struct distenv_step *s = d->step;
+	uint32_t want = g->node_count > g->task_count ? g->node_count
+						      : s->local_ntasks;
+	char reason[640];
+
+	snprintf(reason, sizeof(reason),
+		 "SLURM_LOCALID: this task's index on the node");
+	if (g->task_count && s->local_ntasks > g->task_count)
+		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
+			 "; note: each task here sees %u GPU%s "
+			 "(CUDA_VISIBLE_DEVICES=%s in this one), so for LOCAL_RANK "
+			 "%u-%u torch.cuda.set_device(LOCAL_RANK) fails with "
+			 "\"invalid device ordinal\": ask for --gpus-per-node=%u "
+			 "instead of --gpus-per-task, so that every task sees the "
+			 "node's GPUs, or use device LOCAL_RANK %% %u",
+			 g->task_count, g->task_count > 1 ? "s" : "",
+			 g->task_list, g->task_count, s->local_ntasks - 1, want,
+			 g->task_count);
+	return emit_u32(d, "LOCAL_RANK", s->localid, reason);
+}
+
 static int derive_tasks(struct derivation *d)
 {
 	const struct distenv_step *s = d->step;
@@ -708,8 +743,7 @@ static int derive_tasks(struct derivation *d)
 	if (emit_u32(d, "RANK", s->procid, "SLURM_PROCID: this task's rank") ||
 	    emit_u32(d, "WORLD_SIZE", s->ntasks,
 		     "SLURM_STEP_NUM_TASKS: tasks in the step") ||
-	    emit_u32(d, "LOCAL_RANK", s->localid,
-		     "SLURM_LOCALID: this task's index on the node") ||
+	    emit_local_rank(d) ||
 	    emit_u32(d, "LOCAL_WORLD_SIZE", s->local_ntasks,
 		     "tasks of the step on this node") ||
 	    emit_u32(d, "NODE_RANK", s->node_id,

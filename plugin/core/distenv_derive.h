@@ -22,6 +22,9 @@
  * prefers, among the interfaces that reach the master, the one closest
  * to the GPUs (the reaching one keeps ties; virtual interfaces only when
  * no physical one reaches). step->topo NULL: neither (no topology).
+ * NPROC_PER_NODE: --distenv-nproc, else the step's GPUs on this node
+ * (distenv_gpus.h: SLURM_GPUS_ON_NODE, never one bound task's
+ * CUDA_VISIBLE_DEVICES), else 1.
  * the batch script (step-independent values only):
  *   NNODES [NPROC_PER_NODE] MASTER_ADDR [FORCE_TORCHRUN]
  * and last DISTENV_SET (distenv_env.h), which lets a later step tell
@@ -38,14 +41,6 @@
 #include "distenv_options.h"
 #include "distenv_step.h"
 #include "distenv_vars.h"
-
-/*
- * GPUs visible to the task: the entries of CUDA_VISIBLE_DEVICES (indices,
- * GPU-/MIG- UUIDs; "" and "NoDevFiles" mean none), else
- * SLURM_GPUS_ON_NODE, else 0 (docs/contracts.md 7). *source names
- * the variable used, or NULL when neither said anything.
- */
-uint32_t distenv_count_gpus(const char *const *envp, const char **source);
 
 /*
  * The host name to resolve for MASTER_ADDR: the user's MASTER_ADDR when

@@ -9,6 +9,7 @@
 
 #include "distenv_derive.h"
 #include "distenv_env.h"
+#include "distenv_gpus.h"
 #include "distenv_ports.h"
 #include "net_fixture.h"
 
@@ -49,6 +50,23 @@ static int derive(struct world *w)
 {
 	return distenv_derive(&w->site, &w->req, &w->step, &w->fx.net, &w->vars,
 			      &w->err);
+}
+
+/* A world of mode whose task environment also holds the given
+ * "NAME=value" entries (NULL: none), derived; derive()'s result in
+ * *rc. */
+static struct world *derived_with(enum distenv_mode mode, int *rc,
+				  const char *a, const char *b, const char *c)
+{
+	struct world *w = world_new(mode);
+	const char *kv[] = {a, b, c};
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (kv[i])
+			env_add(w, kv[i]);
+	*rc = derive(w);
+	return w;
 }
 
 static const char *val(struct world *w, const char *name)
@@ -310,6 +328,125 @@ static void option_ifname(void **state)
 	distenv_vars_free(&w->vars);
 }
 
+/* srun --ntasks-per-node=8 --gpus-per-task=1: Slurm 22.05 gives task 3
+ * its own GPU, as device 0 under cgroup constraints, and keeps the
+ * step's count in SLURM_GPUS_ON_NODE (distenv_gpus.h). */
+static void one_gpu_per_task(void **state)
+{
+	struct world *w;
+	const struct distenv_var *v;
+	int rc;
+
+	(void)state;
+	w = world_new(DISTENV_MODE_TASKS);
+	w->step.ntasks = 16;
+	w->step.local_ntasks = 8;
+	w->step.procid = 11;
+	w->step.localid = 3;
+	env_add(w, "CUDA_VISIBLE_DEVICES=0");
+	env_add(w, "SLURM_STEP_GPUS=3");
+	env_add(w, "SLURM_GPUS_ON_NODE=8");
+	assert_int_equal(derive(w), 0);
+	v = distenv_vars_find(&w->vars, "LOCAL_RANK");
+	assert_string_equal(v->value, "3");
+	assert_string_equal(v->reason,
+			    "SLURM_LOCALID: this task's index on the node; note: "
+			    "each task here sees 1 GPU (CUDA_VISIBLE_DEVICES=0 in "
+			    "this one), so for LOCAL_RANK 1-7 "
+			    "torch.cuda.set_device(LOCAL_RANK) fails with "
+			    "\"invalid device ordinal\": ask for "
+			    "--gpus-per-node=8 instead of --gpus-per-task, so "
+			    "that every task sees the node's GPUs, or use device "
+			    "LOCAL_RANK % 1");
+	/* The node's first task, which --distenv-show prints, says it
+	 * too. */
+	w->step.localid = 0;
+	distenv_vars_free(&w->vars);
+	assert_int_equal(derive(w), 0);
+	assert_non_null(strstr(distenv_vars_find(&w->vars, "LOCAL_RANK")->reason,
+			       "so for LOCAL_RANK 1-7"));
+	distenv_vars_free(&w->vars);
+
+	/* Every task sees the node's GPUs: no note. */
+	w->step.localid = 3;
+	w->env[0] = "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7";
+	w->env[1] = "SLURM_STEP_GPUS=0,1,2,3,4,5,6,7";
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(distenv_vars_find(&w->vars, "LOCAL_RANK")->reason,
+			    "SLURM_LOCALID: this task's index on the node");
+	distenv_vars_free(&w->vars);
+
+	/* torchrun mode, the node's one task bound to one of the step's
+	 * 8 GPUs (--gpu-bind=single:1): 8 processes, and a note. */
+	w = derived_with(DISTENV_MODE_TORCHRUN, &rc,
+			 "CUDA_VISIBLE_DEVICES=0", "SLURM_STEP_GPUS=0",
+			 "SLURM_GPUS_ON_NODE=8");
+	assert_int_equal(rc, 0);
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "8");
+	assert_string_equal(val(w, "PET_NPROC_PER_NODE"), "8");
+	v = distenv_vars_find(&w->vars, "NPROC_PER_NODE");
+	assert_string_equal(v->reason,
+			    "GPUs of the step on this node (SLURM_GPUS_ON_NODE); "
+			    "note: this task sees 1 of them "
+			    "(CUDA_VISIBLE_DEVICES=0), and torchrun's workers "
+			    "inherit that, so local ranks 1-7 find no device: "
+			    "leave out --gpus-per-task and --gpu-bind, so that "
+			    "the node's one task sees all 8");
+	distenv_vars_free(&w->vars);
+
+	/* The plugin's view of the step (user_init): its 4 GPUs here. */
+	w->env[0] = "CUDA_VISIBLE_DEVICES=2";
+	w->env[1] = "SLURM_STEP_GPUS=2";
+	w->env[2] = NULL;
+	w->step.step_gpus = "0,1,2,3";
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "4");
+	assert_non_null(strstr(distenv_vars_find(&w->vars, "NPROC_PER_NODE")->reason,
+			       "(SLURM_STEP_GPUS of the step); note: this task "
+			       "sees 1 of them"));
+	distenv_vars_free(&w->vars);
+}
+
+/* One reading of the GPUs for every counter (distenv_gpus.h). */
+static void gpu_facts(void **state)
+{
+	const char *bound[] = {"CUDA_VISIBLE_DEVICES=0", "SLURM_STEP_GPUS=5",
+			       "SLURM_GPUS_ON_NODE=4", NULL};
+	const char *whole[] = {"CUDA_VISIBLE_DEVICES=0,1", "SLURM_STEP_GPUS=6,7",
+			       "SLURM_GPUS_ON_NODE=2", NULL};
+	const char *by_hand[] = {"CUDA_VISIBLE_DEVICES=GPU-1b2c,GPU-77aa", NULL};
+	const char *none[] = {"CUDA_VISIBLE_DEVICES=NoDevFiles", NULL};
+	const char *nproc[] = {"NPROC_PER_NODE=3", "SLURM_GPUS_ON_NODE=8", NULL};
+	struct distenv_gpus g;
+
+	(void)state;
+	distenv_gpus_read(bound, NULL, &g);
+	assert_true(g.task_known);
+	assert_int_equal(g.task_count, 1);
+	assert_int_equal(g.node_count, 4);
+	assert_string_equal(g.node_count_from, "SLURM_GPUS_ON_NODE");
+	assert_null(g.node_list); /* SLURM_STEP_GPUS names the task's only */
+	distenv_gpus_read(bound, "4,5,6,7", &g);
+	assert_string_equal(g.node_list, "4,5,6,7");
+	assert_string_equal(g.node_list_from, "SLURM_STEP_GPUS of the step");
+	distenv_gpus_read(whole, NULL, &g);
+	assert_string_equal(g.node_list, "6,7");
+	assert_int_equal(g.node_count, 2);
+	distenv_gpus_read(by_hand, NULL, &g);
+	assert_int_equal(g.node_count, 2);
+	assert_string_equal(g.node_count_from, "CUDA_VISIBLE_DEVICES");
+	distenv_gpus_read(none, NULL, &g);
+	assert_true(g.task_known);
+	assert_int_equal(g.task_count, 0);
+	assert_null(g.task_list);
+	assert_int_equal(g.node_count, 0);
+	assert_int_equal(distenv_gpus_per_node(bound, NULL), 4);
+	assert_int_equal(distenv_gpus_per_node(nproc, NULL), 3);
+	assert_int_equal(distenv_gpus_per_node(none, NULL), 1);
+	assert_int_equal(distenv_gpus_list_count("0,1,2"), 3);
+	assert_int_equal(distenv_gpus_list_count(""), 0);
+}
+
 static void port_sources(void **state)
 {
 	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
@@ -481,6 +618,8 @@ int main(void)
 		cmocka_unit_test(earlier_step_values_are_rederived),
 		cmocka_unit_test(user_ifname_matching_nothing),
 		cmocka_unit_test(option_ifname),
+		cmocka_unit_test(one_gpu_per_task),
+		cmocka_unit_test(gpu_facts),
 		cmocka_unit_test(port_sources),
 		cmocka_unit_test(nproc_sources),
 		cmocka_unit_test(batch_script_values),
