@@ -14,11 +14,12 @@
 #include "distenv_topo.h"
 #include "distenv_user_check.h"
 
-/* The topology's answer for this task (distenv_topo.h), worked out once
+/* The topology's answer for this node (distenv_topo.h), worked out once
  * per derivation when the step has a topology. */
 struct topo_view {
 	struct distenv_topo_plan plan;
-	size_t gpus[DISTENV_TOPO_GPUS_MAX]; /* the task's, into topo->gpus */
+	size_t gpus[DISTENV_TOPO_GPUS_MAX]; /* the step's on this node, into
+					     * topo->gpus */
 	size_t n_gpus;
 	const char *source; /* the variable they came from, or NULL */
 	char note[256];     /* GPUs that could not be placed */
@@ -407,24 +408,70 @@ static int emit_ifnames(struct derivation *d)
 }
 
 /*
- * NCCL_IB_HCA: the site's fixed list (site policy hca:), or with a
- * topology the HCAs closest to the task's GPUs, active ports only,
- * ordered by GPU (distenv_topo_rank, distenv_topo_hca_value); nothing
- * for hca: off, without a topology, or when no HCA is near.
+ * With the node's topology, a list the user or the site gave for
+ * NCCL_IB_HCA must select an active port of this node's HCAs
+ * (distenv_topo_hca_selects): otherwise NCCL finds no IB device and
+ * falls back to TCP sockets without a word (nccl
+ * src/transport/net_ib.cc, ncclIbInit). Without a topology nothing is
+ * known to compare with, and nothing is checked.
+ */
+static int check_hca_list(struct derivation *d, const char *what,
+			  const char *value, const char *fix)
+{
+	char where[DISTENV_HOST_MAX + 64], ports[512];
+	int rc;
+
+	if (!d->step->topo)
+		return 0;
+	snprintf(where, sizeof(where), "node %s: %s", d->step->node_name,
+		 what);
+	rc = distenv_topo_hca_selects(d->step->topo, value, where, d->err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	distenv_topo_hca_ports(d->step->topo, ports, sizeof(ports));
+	return distenv_error_set(
+		d->err, where, fix,
+		"'%s' selects no active port of this node's HCAs (%s): NCCL "
+		"would find no InfiniBand device and fall back to TCP sockets "
+		"without a word", value, ports);
+}
+
+/*
+ * NCCL_IB_HCA, one value for the whole node: the user's (kept), the
+ * site's fixed list (site policy hca:), or with a topology the HCAs
+ * closest to the step's GPUs on this node, active ports only, ordered by
+ * GPU (distenv_topo_node_gpus, distenv_topo_rank,
+ * distenv_topo_hca_value); nothing for hca: off, without a topology, or
+ * when no HCA is near. Never the HCA of one task's GPU: NCCL pairs each
+ * GPU with its closest NIC itself, and a value that differs between the
+ * ranks of a node makes its topology search fail (docs/contracts.md 4).
  */
 static int emit_hca(struct derivation *d)
 {
 	char value[DISTENV_IFSPEC_TEXT_MAX], reasons[768], gpus[128];
 	const struct topo_view *t = d->topo;
+	const char *user = distenv_env_user_value(d->step->envp, "NCCL_IB_HCA");
 	size_t i, used = 0;
 
+	if (user &&
+	    check_hca_list(d, "NCCL_IB_HCA (exported)", user,
+			   "name an HCA port this node has (e.g. =mlx5_0:1), or "
+			   "unset NCCL_IB_HCA and let distenv derive it"))
+		return -1;
 	if (d->site->hca_mode == DISTENV_HCA_OFF)
 		return 0;
-	if (d->site->hca_mode == DISTENV_HCA_FIXED)
+	if (d->site->hca_mode == DISTENV_HCA_FIXED) {
+		if (!user &&
+		    check_hca_list(d, "site policy hca:", d->site->hca,
+				   "ask the admin to correct hca: in the site "
+				   "policy file for this node type, or export "
+				   "NCCL_IB_HCA=<an HCA port of this node>"))
+			return -1;
 		return emit(d, "NCCL_IB_HCA", d->site->hca,
 			    "site policy hca: (a fixed list)%s%s",
 			    d->site->partition[0] ? ", partition " : "",
 			    d->site->partition);
+	}
 	if (!t || !t->plan.n_hcas)
 		return 0;
 	distenv_topo_hca_value(d->step->topo, &t->plan, value, sizeof(value));
@@ -446,14 +493,14 @@ static int emit_hca(struct derivation *d)
 			     sizeof(reasons));
 	/* NCCL env docs, NCCL_IB_HCA: "=" for exact names, name:port. */
 	return emit(d, "NCCL_IB_HCA", value,
-		    "HCAs closest to GPUs %s (%s): %s%s%s", gpus,
-		    t->source ? t->source : "-", reasons,
-		    t->note[0] ? "; not placed: " : "", t->note);
+		    "HCAs closest to GPUs %s (%s): %s%s%s; the same for every "
+		    "task of the node", gpus, t->source ? t->source : "-",
+		    reasons, t->note[0] ? "; not placed: " : "", t->note);
 }
 
-/* The task's GPUs and the topology's ranking for them, once. A GPU list
- * that cannot be read only means no GPU: the topology never fails a
- * step. */
+/* The step's GPUs on this node and the topology's ranking for them,
+ * once. A GPU list that cannot be read only means no GPU: the topology
+ * never fails a step. */
 static int topo_prepare(struct derivation *d)
 {
 	struct distenv_error ignored;
@@ -465,7 +512,7 @@ static int topo_prepare(struct derivation *d)
 	if (!t)
 		return distenv_error_set(d->err, d->step->node_name, NULL,
 					 "out of memory");
-	if (distenv_topo_task_gpus(d->step->topo, d->step->envp, t->gpus,
+	if (distenv_topo_node_gpus(d->step->topo, task_gpus(d), t->gpus,
 				   &t->n_gpus, &t->source, t->note,
 				   sizeof(t->note), &ignored)) {
 		t->n_gpus = 0;

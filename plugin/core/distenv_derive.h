@@ -16,12 +16,15 @@
  *   RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE NODE_RANK NNODES
  *   MASTER_ADDR MASTER_PORT NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME
  *   [NCCL_IB_HCA]
- * NCCL_IB_HCA comes from the site's fixed list, or from step->topo (the
- * node's topology, distenv_topo.h): the HCAs closest to the task's GPUs.
- * With step->topo and GPUs for the task, NCCL_SOCKET_IFNAME also
- * prefers, among the interfaces that reach the master, the one closest
- * to the GPUs (the reaching one keeps ties; virtual interfaces only when
- * no physical one reaches). step->topo NULL: neither (no topology).
+ * NCCL_IB_HCA comes from the user, the site's fixed list, or from
+ * step->topo (the node's topology, distenv_topo.h): the HCAs closest to
+ * the step's GPUs on this node (distenv_topo_node_gpus), one value for
+ * every task of the node, whatever GPU each task sees (NCCL env docs,
+ * NCCL_IB_HCA; docs/contracts.md 4). With step->topo and GPUs, the node's
+ * NCCL_SOCKET_IFNAME also prefers, among the interfaces that reach the
+ * master, the one closest to those GPUs (the reaching one keeps ties;
+ * virtual interfaces only when no physical one reaches). step->topo
+ * NULL: neither (no topology).
  * NPROC_PER_NODE: --distenv-nproc, else the step's GPUs on this node
  * (distenv_gpus.h: SLURM_GPUS_ON_NODE, never one bound task's
  * CUDA_VISIBLE_DEVICES), else 1.
