@@ -78,12 +78,21 @@ int distenv_needs_net(const struct distenv_site *site,
  * (site->vars, reason "site policy, partition P") just before
  * DISTENV_SET. The site's interfaces: list and address_family: steer the
  * master choice (distenv_master_choose_prefs); the user's own
- * --distenv-ifname or exported interface variables are not filtered. Errors (vars is freed): more than
- * one task on a node in torchrun mode; master address unusable
- * (distenv_master.h); interface named by the user, or exported by the
- * user, matching no interface of the node; port range exhausted; a
- * malformed SLURM_STEP_RESV_PORTS. net may be NULL only when
- * distenv_needs_net() is false.
+ * --distenv-ifname or exported interface variables are not filtered.
+ * Errors (vars is freed): more than one task on a node in torchrun mode;
+ * master address unusable (distenv_master.h); interface named by the
+ * user, or exported by the user, matching no interface of the node; an
+ * exported GLOO_SOCKET_IFNAME in NCCL's '^'/'=' syntax, or an IP address
+ * in it or in an exported NCCL_SOCKET_IFNAME (checked even without net);
+ * in a multi-node srun step, an interface given for NCCL (the one NCCL
+ * takes from the list: distenv_ifspec_nccl_takes) or for Gloo (each one)
+ * that does not reach the master (distenv_master_reaches); with
+ * step->topo, a site hca: list or an exported NCCL_IB_HCA that selects no
+ * active HCA port of the node (distenv_topo_hca_selects); port range
+ * exhausted; a malformed SLURM_STEP_RESV_PORTS. Possible problems are
+ * notes in the reasons instead: LOCAL_RANK beyond the GPUs a task sees
+ * (tasks mode), a task that sees fewer GPUs than NPROC_PER_NODE (torchrun
+ * mode). net may be NULL only when distenv_needs_net() is false.
  */
 int distenv_derive(const struct distenv_site *site,
 		   const struct distenv_request *req,

@@ -123,6 +123,18 @@ setup() {
 	[[ "$output" == "distenv: error: node localhost: NCCL_IB_HCA (exported): 'mlx5_9' selects no active port of this node's HCAs"* ]]
 }
 
+@test "Gloo is given NCCL's syntax or an address: refused before launch" {
+	GLOO_SOCKET_IFNAME='^lo,docker' run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: node localhost: GLOO_SOCKET_IFNAME (exported): you exported GLOO_SOCKET_IFNAME=^lo,docker: Gloo takes plain interface names"* ]]
+	GLOO_SOCKET_IFNAME=127.0.0.1 run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'127.0.0.1' is an IP address, not an interface name"*"export GLOO_SOCKET_IFNAME=lo (the interface holding 127.0.0.1 here)"* ]]
+	run "$DISTENV" env --ifname 10.1.2.3
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'10.1.2.3' is an IP address, not an interface name"* ]]
+}
+
 @test "bad option values are refused with the option named" {
 	run "$DISTENV" env --port abc
 	[ "$status" -eq 1 ]
