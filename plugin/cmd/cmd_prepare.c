@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "distenv_env.h"
+#include "distenv_gpus.h"
 #include "distenv_step.h"
 #include "lf_prepare.h"
 #include "lf_sys.h"
@@ -28,24 +29,6 @@ static void print_quoted(const char *s)
 			putchar(*s);
 	}
 	putchar('\'');
-}
-
-/* GPUs of the task: entries of CUDA_VISIBLE_DEVICES, else
- * SLURM_GPUS_ON_NODE, else 1 (as NPROC_PER_NODE, README). */
-static uint32_t task_gpus(const char *const *envp)
-{
-	const char *cvd = distenv_env_get(envp, "CUDA_VISIBLE_DEVICES");
-	uint32_t n = 0;
-
-	if (cvd && cvd[0]) {
-		n = 1;
-		for (; *cvd; cvd++)
-			n += *cvd == ',';
-		return n;
-	}
-	if (distenv_env_u32(envp, "SLURM_GPUS_ON_NODE", 0, &n, NULL) == 1 && n)
-		return n;
-	return 1;
 }
 
 int distenv_cmd_prepare(int argc, char **argv)
@@ -82,7 +65,7 @@ int distenv_cmd_prepare(int argc, char **argv)
 	facts.step_id = step.step_id;
 	facts.nnodes = step.nnodes;
 	facts.node_id = step.node_id;
-	facts.gpus_per_node = task_gpus(envp);
+	facts.gpus_per_node = distenv_gpus_per_node(envp, NULL);
 	if (distenv_lf_cmd_options(argc, argv, 0, &req, &facts, NULL, &err)) {
 		distenv_cmd_fail(&err);
 		return 2;

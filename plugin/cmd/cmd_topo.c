@@ -7,8 +7,13 @@
  *
  *   --xml FILE         a topology XML file instead of this node
  *   --gpus LIST        GPU indices or UUIDs, as CUDA_VISIBLE_DEVICES
- *                      takes them; default: the task's GPUs
- *                      (CUDA_VISIBLE_DEVICES / SLURM_STEP_GPUS), else all
+ *                      takes them; default: the step's GPUs on this node
+ *                      as a task sees them (distenv_topo_node_gpus),
+ *                      else all
+ *
+ * NCCL_IB_HCA is shown as distenv sets it: one value for every task of a
+ * step holding those GPUs on the node. The HCA nearest to each GPU
+ * follows as information only: NCCL pairs each GPU with it by itself.
  *   --nvidia-dir DIR   where the driver's per-GPU information files are
  *                      (default /proc/driver/nvidia/gpus; tests fake it)
  */
@@ -101,6 +106,35 @@ static void print_nics(const struct distenv_topo *topo)
 	}
 }
 
+/* The HCAs nearest to each GPU alone: information, not a value to set
+ * per rank (NCCL pairs each GPU with its nearest NIC itself). */
+static void print_nearest(const struct distenv_topo *topo, const size_t *sel,
+			  size_t n_sel)
+{
+	struct distenv_topo_plan *one = malloc(sizeof(*one));
+	size_t i, k;
+	int shown = 0;
+
+	if (!one)
+		return;
+	for (i = 0; i < n_sel; i++) {
+		distenv_topo_rank(topo, &sel[i], 1, one);
+		if (!one->n_hcas)
+			continue;
+		if (!shown++)
+			printf("  nearest HCA of each GPU (information; NCCL "
+			       "pairs them itself):\n");
+		printf("    GPU %d:", topo->gpus[sel[i]].minor >= 0
+					     ? topo->gpus[sel[i]].minor
+					     : (int)sel[i]);
+		for (k = 0; k < one->n_hcas; k++)
+			printf("%s %s", k ? "," : "",
+			       topo->nics[one->hcas[k].nic].name);
+		printf(" (%s)\n", distenv_topo_level_name(one->hcas[0].level));
+	}
+	free(one);
+}
+
 static void print_plan(const struct distenv_topo *topo, const size_t *sel,
 		       size_t n_sel, const char *from)
 {
@@ -126,6 +160,10 @@ static void print_plan(const struct distenv_topo *topo, const size_t *sel,
 		printf("    %s\n", plan->hcas[i].reason);
 	if (plan->skipped[0])
 		printf("    left out: %s\n", plan->skipped);
+	if (hca[0])
+		printf("  (one value for every task of a step holding these "
+		       "GPUs on the node)\n");
+	print_nearest(topo, sel, n_sel);
 	printf("  interfaces, closest first (NCCL_SOCKET_IFNAME takes the "
 	       "first that reaches the master):\n");
 	if (!plan->n_netdevs)
@@ -145,6 +183,7 @@ int distenv_cmd_topo(int argc, char **argv)
 	const char *xml = NULL, *gpus = NULL;
 	const char *nvidia_dir = DISTENV_NVIDIA_GPUS_DIR;
 	struct distenv_topo *topo;
+	struct distenv_gpus task;
 	struct distenv_error err;
 	size_t sel[DISTENV_TOPO_GPUS_MAX], n_sel = 0, i;
 	const char *from;
@@ -186,13 +225,13 @@ int distenv_cmd_topo(int argc, char **argv)
 	}
 	if (distenv_topo_load(xml, nvidia_dir, topo, &err))
 		goto out;
+	distenv_gpus_read((const char *const *)environ, NULL, &task);
 	if (gpus) {
 		from = "--gpus";
 		if (distenv_topo_parse_gpus(topo, gpus, "--gpus", sel, &n_sel,
 					    note, sizeof(note), &err))
 			goto out;
-	} else if (distenv_topo_task_gpus(topo, (const char *const *)environ,
-					  sel, &n_sel, &from, note,
+	} else if (distenv_topo_node_gpus(topo, &task, sel, &n_sel, &from, note,
 					  sizeof(note), &err)) {
 		goto out;
 	} else if (!from) {

@@ -7,17 +7,19 @@
 #include <string.h>
 
 #include "distenv_env.h"
+#include "distenv_gpus.h"
 #include "distenv_ifspec.h"
 #include "distenv_master.h"
 #include "distenv_ports.h"
 #include "distenv_topo.h"
 #include "distenv_user_check.h"
 
-/* The topology's answer for this task (distenv_topo.h), worked out once
+/* The topology's answer for this node (distenv_topo.h), worked out once
  * per derivation when the step has a topology. */
 struct topo_view {
 	struct distenv_topo_plan plan;
-	size_t gpus[DISTENV_TOPO_GPUS_MAX]; /* the task's, into topo->gpus */
+	size_t gpus[DISTENV_TOPO_GPUS_MAX]; /* the step's on this node, into
+					     * topo->gpus */
 	size_t n_gpus;
 	const char *source; /* the variable they came from, or NULL */
 	char note[256];     /* GPUs that could not be placed */
@@ -37,6 +39,8 @@ struct derivation {
 	int have_master;
 	struct distenv_master_choice master;
 	struct topo_view *topo; /* NULL: no topology for this step */
+	struct distenv_gpus gpus; /* read on first use (task_gpus) */
+	int have_gpus;
 };
 
 /* Add name: the user's value if the user set it, else value. */
@@ -85,27 +89,14 @@ static int emit_pet(struct derivation *d, const char *name)
 		    name);
 }
 
-uint32_t distenv_count_gpus(const char *const *envp, const char **source)
+/* The task's and the step's GPUs (distenv_gpus.h), read once. */
+static const struct distenv_gpus *task_gpus(struct derivation *d)
 {
-	const char *cvd = distenv_env_get(envp, "CUDA_VISIBLE_DEVICES");
-	const char *on_node = distenv_env_get(envp, "SLURM_GPUS_ON_NODE");
-	uint32_t n = 0;
-
-	*source = NULL;
-	if (cvd && cvd[0] && strcmp(cvd, "NoDevFiles") != 0) {
-		const char *p;
-
-		n = 1;
-		for (p = cvd; *p; p++)
-			n += (*p == ',');
-		*source = "CUDA_VISIBLE_DEVICES";
-		return n;
+	if (!d->have_gpus) {
+		distenv_gpus_read(d->step->envp, d->step->step_gpus, &d->gpus);
+		d->have_gpus = 1;
 	}
-	if (on_node && distenv_parse_u32(on_node, 1u << 20, &n) == 0 && n) {
-		*source = "SLURM_GPUS_ON_NODE";
-		return n;
-	}
-	return 0;
+	return &d->gpus;
 }
 
 const char *distenv_master_host(const struct distenv_step *step)
@@ -175,6 +166,105 @@ static int fail_no_iface(struct derivation *d, const char *what,
 		names);
 }
 
+/* "node N: NAME (exported)", where an exported variable is reported. */
+static const char *exported_where(const struct derivation *d, const char *name,
+				  char *buf, size_t len)
+{
+	snprintf(buf, len, "node %s: %s (exported)", d->step->node_name, name);
+	return buf;
+}
+
+/*
+ * An IP address in an exported NCCL_SOCKET_IFNAME or GLOO_SOCKET_IFNAME
+ * (distenv_ifname_is_address): NCCL matches interface names and finds
+ * none, Gloo fails at init with "Unable to find address for: ADDR". The
+ * fix names the interface holding the address here when net says, with
+ * exact ("=" for NCCL's exact-name form, "" for Gloo) before it.
+ */
+static int check_no_address(struct derivation *d, const char *name,
+			    const char *value, const char *exact,
+			    const char *consequence)
+{
+	const char *p = value;
+	char where[DISTENV_HOST_MAX + 64], fix[256];
+
+	p += *p == '^';
+	p += *p == '=';
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		char addr[DISTENV_IP_TEXT_MAX + 8];
+		struct distenv_ip ip;
+		size_t i;
+
+		if (!distenv_ifname_is_address(p, len)) {
+			p += len + (p[len] == ',');
+			continue;
+		}
+		snprintf(addr, sizeof(addr), "%.*s",
+			 (int)strcspn(p, ",%/"), p);
+		snprintf(fix, sizeof(fix),
+			 "name the interface that holds the address "
+			 "(`ip -br addr` lists them), or unset %s and let "
+			 "distenv derive it", name);
+		for (i = 0; d->net && distenv_ip_parse(addr, &ip) == 0 &&
+			    i < d->net->n_ifaces; i++)
+			if (distenv_ip_equal(&ip, &d->net->ifaces[i].ip))
+				snprintf(fix, sizeof(fix),
+					 "export %s=%s%s (the interface holding "
+					 "%s here), or unset it and let distenv "
+					 "derive it", name, exact,
+					 d->net->ifaces[i].name, addr);
+		return distenv_error_set(
+			d->err, exported_where(d, name, where, sizeof(where)),
+			fix,
+			"you exported %s=%s: '%.*s' is an IP address, not an "
+			"interface name (%s)", name, value, (int)len, p,
+			consequence);
+	}
+	return 0;
+}
+
+/*
+ * What NCCL and Gloo cannot read at all, before any network fact:
+ * GLOO_SOCKET_IFNAME takes plain interface names, comma-separated, each
+ * looked up as it is written (pytorch torch/csrc/distributed/c10d/
+ * init.cpp splits it on ','; gloo transport/tcp/device.cc,
+ * lookupAddrForIface, compares each with strcmp and throws "Unable to
+ * find address for: NAME"): '^' and '=' are NCCL's list syntax; an IP
+ * address is no name to either.
+ */
+static int check_user_ifname_syntax(struct derivation *d)
+{
+	const char *const *envp = d->step->envp;
+	const char *nccl = distenv_env_user_value(envp, "NCCL_SOCKET_IFNAME");
+	const char *gloo = distenv_env_user_value(envp, "GLOO_SOCKET_IFNAME");
+	char where[DISTENV_HOST_MAX + 64];
+
+	if (nccl && check_no_address(d, "NCCL_SOCKET_IFNAME", nccl, "=",
+				     "NCCL matches interface names, and would "
+				     "find no socket interface"))
+		return -1;
+	if (!gloo)
+		return 0;
+	if (gloo[0] == '^' || gloo[0] == '=')
+		return distenv_error_set(
+			d->err,
+			exported_where(d, "GLOO_SOCKET_IFNAME", where,
+				       sizeof(where)),
+			"write plain interface names, comma-separated "
+			"(GLOO_SOCKET_IFNAME=eth0), or unset it and let distenv "
+			"derive it",
+			"you exported GLOO_SOCKET_IFNAME=%s: Gloo takes plain "
+			"interface names, and '%c' is NCCL's list syntax (Gloo "
+			"looks for an interface named '%.*s' and fails at init "
+			"with \"Unable to find address for: %.*s\")",
+			gloo, gloo[0], (int)strcspn(gloo, ","), gloo,
+			(int)strcspn(gloo, ","), gloo);
+	return check_no_address(d, "GLOO_SOCKET_IFNAME", gloo, "",
+				"Gloo fails at init with \"Unable to find "
+				"address for: ...\"");
+}
+
 /* A user-exported NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME is kept, but
  * one that matches nothing stops NCCL at init ("no socket interface
  * found"; docs/contracts.md 4); say so before launch. */
@@ -221,11 +311,86 @@ static int check_user_ifnames(struct derivation *d)
 	return 0;
 }
 
+/*
+ * In a multi-node srun step, an interface given for NCCL or Gloo must
+ * reach the master (distenv_master_reaches): NCCL's bootstrap advertises
+ * the address of the one interface it takes (distenv_ifspec_nccl_takes),
+ * and Gloo connects every peer on each listed interface (pytorch
+ * ProcessGroupGloo.cpp: one context per device, connectFullMesh). One in
+ * no subnet of the master's is a network the other nodes are not on.
+ * Fails naming what was given (var=value; exported or the option), the
+ * interface taken from it, and those that do reach.
+ */
+static int fail_unreaching(struct derivation *d, const char *var,
+			   int exported, const char *value, const char *name,
+			   const struct distenv_iface *nccl, const char *fix)
+{
+	char where[DISTENV_HOST_MAX + 64], reaching[256], via[160] = "";
+	char ip[DISTENV_IP_TEXT_MAX];
+	/* NCCL took an address of an interface whose other address does
+	 * reach: say which address. */
+	int by_addr = nccl && distenv_master_reaches(d->net, &d->master, name);
+
+	distenv_master_reaching(d->net, &d->master, by_addr ? name : NULL,
+				reaching, sizeof(reaching));
+	if (by_addr)
+		snprintf(via, sizeof(via), "NCCL takes %s's address %s from it "
+			 "(the first address it selects), and that",
+			 name, distenv_ip_format(&nccl->ip, ip, sizeof(ip)));
+	else if (nccl && strcmp(value + (value[0] == '='), name) != 0)
+		snprintf(via, sizeof(via), "NCCL takes %s from it (the first "
+			 "interface it selects), and %s", name, name);
+	else
+		snprintf(via, sizeof(via), "%s", name);
+	snprintf(where, sizeof(where), "node %s: %s%s", d->step->node_name, var,
+		 exported ? " (exported)" : "");
+	return distenv_error_set(
+		d->err, where, fix,
+		"you %s %s=%s, but %s does not reach the master %s (%s %s)",
+		exported ? "exported" : "gave", var, value, via, d->master.addr,
+		reaching, strchr(reaching, ',') ? "do" : "does");
+}
+
+static int check_user_ifnames_reach(struct derivation *d)
+{
+	const char *const *envp = d->step->envp;
+	const char *nccl = distenv_env_user_value(envp, "NCCL_SOCKET_IFNAME");
+	const char *gloo = distenv_env_user_value(envp, "GLOO_SOCKET_IFNAME");
+	const char *fix = "unset it, or name an interface in the master's "
+			  "subnet";
+	char taken[DISTENV_IFNAME_MAX];
+	const struct distenv_iface *f;
+	struct distenv_ifspec spec;
+	const char *p;
+	size_t len;
+
+	if (!d->multi_node || d->step->kind == DISTENV_STEP_BATCH)
+		return 0;
+	if (nccl &&
+	    distenv_ifspec_parse(nccl, "NCCL_SOCKET_IFNAME (exported)", &spec,
+				 d->err) == 0 &&
+	    (f = distenv_ifspec_nccl_takes(&spec, d->net->ifaces,
+					   d->net->n_ifaces)) &&
+	    !distenv_master_reaches_addr(d->net, &d->master, f))
+		return fail_unreaching(d, "NCCL_SOCKET_IFNAME", 1, nccl,
+				       f->name, f, fix);
+	for (p = gloo; p && *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		snprintf(taken, sizeof(taken), "%.*s", (int)len, p);
+		if (!distenv_master_reaches(d->net, &d->master, taken))
+			return fail_unreaching(d, "GLOO_SOCKET_IFNAME", 1, gloo,
+					       taken, NULL, fix);
+	}
+	return 0;
+}
+
 static int choose_master(struct derivation *d)
 {
 	struct distenv_master_prefs prefs;
 	struct distenv_ifspec allowed;
 
+	if (check_user_ifname_syntax(d))
+		return -1;
 	if (!distenv_needs_net(d->site, d->req, d->step))
 		return 0;
 	if (!d->net)
@@ -256,7 +421,7 @@ static int choose_master(struct derivation *d)
 		return -1;
 	}
 	d->have_master = 1;
-	return 0;
+	return check_user_ifnames_reach(d);
 }
 
 static int emit_master_addr(struct derivation *d)
@@ -363,7 +528,8 @@ static int emit_ifnames(struct derivation *d)
 	char nccl[DISTENV_IFSPEC_TEXT_MAX + 2];
 	char gloo[DISTENV_IFNAME_MAX];
 	const char *nccl_reason, *gloo_reason;
-	char why[512], topo_why[768];
+	const struct distenv_iface *taken;
+	char why[512], topo_why[768], fix[256];
 
 	if (!d->have_master) {
 		/* Only reached when the user set all three. */
@@ -391,12 +557,31 @@ static int emit_ifnames(struct derivation *d)
 					d->net->n_ifaces, d->multi_node, gloo))
 			return fail_no_iface(d, "--distenv-ifname",
 					     d->req->ifname);
+		taken = distenv_ifspec_nccl_takes(&spec, d->net->ifaces,
+						  d->net->n_ifaces);
+		if (d->multi_node && taken &&
+		    !distenv_master_reaches_addr(d->net, &d->master, taken)) {
+			snprintf(fix, sizeof(fix),
+				 "leave --distenv-ifname out (distenv then picks "
+				 "%s), or name an interface in the master's "
+				 "subnet", d->master.ifname);
+			return fail_unreaching(d, "--distenv-ifname", 0,
+					       d->req->ifname, taken->name,
+					       taken, fix);
+		}
 		snprintf(nccl, sizeof(nccl), "%s", d->req->ifname);
 		nccl_reason = "--distenv-ifname (NCCL's list syntax, as given)";
-		/* Gloo wants one exact name: the reaching interface when the
-		 * user's list allows it, else the list's first match. */
+		/* Gloo wants plain names: the reaching interface when the
+		 * user's list allows it, else the one NCCL takes (it reaches,
+		 * in a multi-node step), else the list's first match. */
 		if (distenv_ifspec_selects(&spec, d->master.ifname)) {
 			snprintf(gloo, sizeof(gloo), "%s", d->master.ifname);
+		} else if (d->multi_node && taken) {
+			snprintf(gloo, sizeof(gloo), "%s", taken->name);
+			snprintf(why, sizeof(why),
+				 "%s, the interface NCCL takes from "
+				 "--distenv-ifname=%s, reaches the master %s",
+				 taken->name, d->req->ifname, d->master.addr);
 		} else {
 			snprintf(why, sizeof(why),
 				 "first interface matching --distenv-ifname=%s "
@@ -417,24 +602,70 @@ static int emit_ifnames(struct derivation *d)
 }
 
 /*
- * NCCL_IB_HCA: the site's fixed list (site policy hca:), or with a
- * topology the HCAs closest to the task's GPUs, active ports only,
- * ordered by GPU (distenv_topo_rank, distenv_topo_hca_value); nothing
- * for hca: off, without a topology, or when no HCA is near.
+ * With the node's topology, a list the user or the site gave for
+ * NCCL_IB_HCA must select an active port of this node's HCAs
+ * (distenv_topo_hca_selects): otherwise NCCL finds no IB device and
+ * falls back to TCP sockets without a word (nccl
+ * src/transport/net_ib.cc, ncclIbInit). Without a topology nothing is
+ * known to compare with, and nothing is checked.
+ */
+static int check_hca_list(struct derivation *d, const char *what,
+			  const char *value, const char *fix)
+{
+	char where[DISTENV_HOST_MAX + 64], ports[512];
+	int rc;
+
+	if (!d->step->topo)
+		return 0;
+	snprintf(where, sizeof(where), "node %s: %s", d->step->node_name,
+		 what);
+	rc = distenv_topo_hca_selects(d->step->topo, value, where, d->err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	distenv_topo_hca_ports(d->step->topo, ports, sizeof(ports));
+	return distenv_error_set(
+		d->err, where, fix,
+		"'%s' selects no active port of this node's HCAs (%s): NCCL "
+		"would find no InfiniBand device and fall back to TCP sockets "
+		"without a word", value, ports);
+}
+
+/*
+ * NCCL_IB_HCA, one value for the whole node: the user's (kept), the
+ * site's fixed list (site policy hca:), or with a topology the HCAs
+ * closest to the step's GPUs on this node, active ports only, ordered by
+ * GPU (distenv_topo_node_gpus, distenv_topo_rank,
+ * distenv_topo_hca_value); nothing for hca: off, without a topology, or
+ * when no HCA is near. Never the HCA of one task's GPU: NCCL pairs each
+ * GPU with its closest NIC itself, and a value that differs between the
+ * ranks of a node makes its topology search fail (docs/contracts.md 4).
  */
 static int emit_hca(struct derivation *d)
 {
 	char value[DISTENV_IFSPEC_TEXT_MAX], reasons[768], gpus[128];
 	const struct topo_view *t = d->topo;
+	const char *user = distenv_env_user_value(d->step->envp, "NCCL_IB_HCA");
 	size_t i, used = 0;
 
+	if (user &&
+	    check_hca_list(d, "NCCL_IB_HCA (exported)", user,
+			   "name an HCA port this node has (e.g. =mlx5_0:1), or "
+			   "unset NCCL_IB_HCA and let distenv derive it"))
+		return -1;
 	if (d->site->hca_mode == DISTENV_HCA_OFF)
 		return 0;
-	if (d->site->hca_mode == DISTENV_HCA_FIXED)
+	if (d->site->hca_mode == DISTENV_HCA_FIXED) {
+		if (!user &&
+		    check_hca_list(d, "site policy hca:", d->site->hca,
+				   "ask the admin to correct hca: in the site "
+				   "policy file for this node type, or export "
+				   "NCCL_IB_HCA=<an HCA port of this node>"))
+			return -1;
 		return emit(d, "NCCL_IB_HCA", d->site->hca,
 			    "site policy hca: (a fixed list)%s%s",
 			    d->site->partition[0] ? ", partition " : "",
 			    d->site->partition);
+	}
 	if (!t || !t->plan.n_hcas)
 		return 0;
 	distenv_topo_hca_value(d->step->topo, &t->plan, value, sizeof(value));
@@ -456,14 +687,14 @@ static int emit_hca(struct derivation *d)
 			     sizeof(reasons));
 	/* NCCL env docs, NCCL_IB_HCA: "=" for exact names, name:port. */
 	return emit(d, "NCCL_IB_HCA", value,
-		    "HCAs closest to GPUs %s (%s): %s%s%s", gpus,
-		    t->source ? t->source : "-", reasons,
-		    t->note[0] ? "; not placed: " : "", t->note);
+		    "HCAs closest to GPUs %s (%s): %s%s%s; the same for every "
+		    "task of the node", gpus, t->source ? t->source : "-",
+		    reasons, t->note[0] ? "; not placed: " : "", t->note);
 }
 
-/* The task's GPUs and the topology's ranking for them, once. A GPU list
- * that cannot be read only means no GPU: the topology never fails a
- * step. */
+/* The step's GPUs on this node and the topology's ranking for them,
+ * once. A GPU list that cannot be read only means no GPU: the topology
+ * never fails a step. */
 static int topo_prepare(struct derivation *d)
 {
 	struct distenv_error ignored;
@@ -475,7 +706,7 @@ static int topo_prepare(struct derivation *d)
 	if (!t)
 		return distenv_error_set(d->err, d->step->node_name, NULL,
 					 "out of memory");
-	if (distenv_topo_task_gpus(d->step->topo, d->step->envp, t->gpus,
+	if (distenv_topo_node_gpus(d->step->topo, task_gpus(d), t->gpus,
 				   &t->n_gpus, &t->source, t->note,
 				   sizeof(t->note), &ignored)) {
 		t->n_gpus = 0;
@@ -488,22 +719,32 @@ static int topo_prepare(struct derivation *d)
 
 static int emit_nproc(struct derivation *d)
 {
-	const char *source;
-	uint32_t gpus;
+	const struct distenv_gpus *g = task_gpus(d);
+	char reason[512];
 
 	if (d->req->nproc)
 		return emit_u32(d, "NPROC_PER_NODE", d->req->nproc,
 				"--distenv-nproc");
-	gpus = distenv_count_gpus(d->step->envp, &source);
-	if (gpus) {
-		char reason[128];
-
-		snprintf(reason, sizeof(reason), "GPUs visible to the task (%s)",
-			 source);
-		return emit_u32(d, "NPROC_PER_NODE", gpus, reason);
-	}
-	return emit_u32(d, "NPROC_PER_NODE", 1,
-			"no GPU visible to the task: one process");
+	if (!g->node_count)
+		return emit_u32(d, "NPROC_PER_NODE", 1,
+				"no GPU for the step on this node: one process");
+	/* The step's count, not what one bound task sees: with
+	 * --gpus-per-task or --gpu-bind, CUDA_VISIBLE_DEVICES and
+	 * SLURM_STEP_GPUS of the task name its own GPUs only
+	 * (distenv_gpus.h). torchrun's workers inherit the task's
+	 * CUDA_VISIBLE_DEVICES, so that is said too. */
+	snprintf(reason, sizeof(reason), "GPUs of the step on this node (%s)",
+		 g->node_count_from);
+	if (g->task_known && g->task_count < g->node_count)
+		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
+			 "; note: this task sees %u of them "
+			 "(CUDA_VISIBLE_DEVICES=%s), and torchrun's workers "
+			 "inherit that, so local ranks %u-%u find no device: "
+			 "leave out --gpus-per-task and --gpu-bind, so that the "
+			 "node's one task sees all %u",
+			 g->task_count, g->task_list ? g->task_list : "",
+			 g->task_count, g->node_count - 1, g->node_count);
+	return emit_u32(d, "NPROC_PER_NODE", g->node_count, reason);
 }
 
 static int derive_batch(struct derivation *d)
@@ -701,6 +942,41 @@ static int emit_elastic(struct derivation *d)
 	return 0;
 }
 
+/*
+ * LOCAL_RANK, and what one GPU per task does to it. Torch scripts
+ * commonly call torch.cuda.set_device(LOCAL_RANK), which needs LOCAL_RANK
+ * to be a device index among the GPUs CUDA shows the task. With
+ * --gpus-per-task=1 each task sees one (CUDA_VISIBLE_DEVICES), so every
+ * local rank but 0 fails there with "invalid device ordinal"; a script
+ * that uses device 0 (or LOCAL_RANK modulo the visible count) runs. Only
+ * possibly wrong, so a note in the reason for --distenv-show, not a
+ * failure; the same note on every task of the node, since --distenv-show
+ * prints the node's first task.
+ */
+static int emit_local_rank(struct derivation *d)
+{
+	const struct distenv_gpus *g = task_gpus(d);
+	const struct distenv_step *s = d->step;
+	uint32_t want = g->node_count > g->task_count ? g->node_count
+						      : s->local_ntasks;
+	char reason[640];
+
+	snprintf(reason, sizeof(reason),
+		 "SLURM_LOCALID: this task's index on the node");
+	if (g->task_count && s->local_ntasks > g->task_count)
+		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
+			 "; note: each task here sees %u GPU%s "
+			 "(CUDA_VISIBLE_DEVICES=%s in this one), so for LOCAL_RANK "
+			 "%u-%u torch.cuda.set_device(LOCAL_RANK) fails with "
+			 "\"invalid device ordinal\": ask for --gpus-per-node=%u "
+			 "instead of --gpus-per-task, so that every task sees the "
+			 "node's GPUs, or use device LOCAL_RANK %% %u",
+			 g->task_count, g->task_count > 1 ? "s" : "",
+			 g->task_list, g->task_count, s->local_ntasks - 1, want,
+			 g->task_count);
+	return emit_u32(d, "LOCAL_RANK", s->localid, reason);
+}
+
 static int derive_tasks(struct derivation *d)
 {
 	const struct distenv_step *s = d->step;
@@ -708,8 +984,7 @@ static int derive_tasks(struct derivation *d)
 	if (emit_u32(d, "RANK", s->procid, "SLURM_PROCID: this task's rank") ||
 	    emit_u32(d, "WORLD_SIZE", s->ntasks,
 		     "SLURM_STEP_NUM_TASKS: tasks in the step") ||
-	    emit_u32(d, "LOCAL_RANK", s->localid,
-		     "SLURM_LOCALID: this task's index on the node") ||
+	    emit_local_rank(d) ||
 	    emit_u32(d, "LOCAL_WORLD_SIZE", s->local_ntasks,
 		     "tasks of the step on this node") ||
 	    emit_u32(d, "NODE_RANK", s->node_id,

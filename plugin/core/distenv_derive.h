@@ -16,12 +16,18 @@
  *   RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE NODE_RANK NNODES
  *   MASTER_ADDR MASTER_PORT NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME
  *   [NCCL_IB_HCA]
- * NCCL_IB_HCA comes from the site's fixed list, or from step->topo (the
- * node's topology, distenv_topo.h): the HCAs closest to the task's GPUs.
- * With step->topo and GPUs for the task, NCCL_SOCKET_IFNAME also
- * prefers, among the interfaces that reach the master, the one closest
- * to the GPUs (the reaching one keeps ties; virtual interfaces only when
- * no physical one reaches). step->topo NULL: neither (no topology).
+ * NCCL_IB_HCA comes from the user, the site's fixed list, or from
+ * step->topo (the node's topology, distenv_topo.h): the HCAs closest to
+ * the step's GPUs on this node (distenv_topo_node_gpus), one value for
+ * every task of the node, whatever GPU each task sees (NCCL env docs,
+ * NCCL_IB_HCA; docs/contracts.md 4). With step->topo and GPUs, the node's
+ * NCCL_SOCKET_IFNAME also prefers, among the interfaces that reach the
+ * master, the one closest to those GPUs (the reaching one keeps ties;
+ * virtual interfaces only when no physical one reaches). step->topo
+ * NULL: neither (no topology).
+ * NPROC_PER_NODE: --distenv-nproc, else the step's GPUs on this node
+ * (distenv_gpus.h: SLURM_GPUS_ON_NODE, never one bound task's
+ * CUDA_VISIBLE_DEVICES), else 1.
  * the batch script (step-independent values only):
  *   NNODES [NPROC_PER_NODE] MASTER_ADDR [FORCE_TORCHRUN]
  * and last DISTENV_SET (distenv_env.h), which lets a later step tell
@@ -38,14 +44,6 @@
 #include "distenv_options.h"
 #include "distenv_step.h"
 #include "distenv_vars.h"
-
-/*
- * GPUs visible to the task: the entries of CUDA_VISIBLE_DEVICES (indices,
- * GPU-/MIG- UUIDs; "" and "NoDevFiles" mean none), else
- * SLURM_GPUS_ON_NODE, else 0 (docs/contracts.md 7). *source names
- * the variable used, or NULL when neither said anything.
- */
-uint32_t distenv_count_gpus(const char *const *envp, const char **source);
 
 /*
  * The host name to resolve for MASTER_ADDR: the user's MASTER_ADDR when
@@ -80,12 +78,21 @@ int distenv_needs_net(const struct distenv_site *site,
  * (site->vars, reason "site policy, partition P") just before
  * DISTENV_SET. The site's interfaces: list and address_family: steer the
  * master choice (distenv_master_choose_prefs); the user's own
- * --distenv-ifname or exported interface variables are not filtered. Errors (vars is freed): more than
- * one task on a node in torchrun mode; master address unusable
- * (distenv_master.h); interface named by the user, or exported by the
- * user, matching no interface of the node; port range exhausted; a
- * malformed SLURM_STEP_RESV_PORTS. net may be NULL only when
- * distenv_needs_net() is false.
+ * --distenv-ifname or exported interface variables are not filtered.
+ * Errors (vars is freed): more than one task on a node in torchrun mode;
+ * master address unusable (distenv_master.h); interface named by the
+ * user, or exported by the user, matching no interface of the node; an
+ * exported GLOO_SOCKET_IFNAME in NCCL's '^'/'=' syntax, or an IP address
+ * in it or in an exported NCCL_SOCKET_IFNAME (checked even without net);
+ * in a multi-node srun step, an interface given for NCCL (the one NCCL
+ * takes from the list: distenv_ifspec_nccl_takes) or for Gloo (each one)
+ * that does not reach the master (distenv_master_reaches); with
+ * step->topo, a site hca: list or an exported NCCL_IB_HCA that selects no
+ * active HCA port of the node (distenv_topo_hca_selects); port range
+ * exhausted; a malformed SLURM_STEP_RESV_PORTS. Possible problems are
+ * notes in the reasons instead: LOCAL_RANK beyond the GPUs a task sees
+ * (tasks mode), a task that sees fewer GPUs than NPROC_PER_NODE (torchrun
+ * mode). net may be NULL only when distenv_needs_net() is false.
  */
 int distenv_derive(const struct distenv_site *site,
 		   const struct distenv_request *req,

@@ -4,12 +4,37 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "distenv_options.h"
 
 static int name_char_ok(char c)
 {
 	return isalnum((unsigned char)c) || strchr("_.:@-", c) != NULL;
+}
+
+int distenv_ifname_is_address(const char *name, size_t len)
+{
+	char text[DISTENV_IP_TEXT_MAX + 8];
+	struct distenv_ip ip;
+	size_t i, cut = len;
+	int dots = 0, numeric = 1;
+
+	for (i = 0; i < len; i++) {
+		if (name[i] == '.')
+			dots++;
+		else if (!isdigit((unsigned char)name[i]))
+			numeric = 0;
+		if ((name[i] == '%' || name[i] == '/') && cut == len)
+			cut = i;
+	}
+	if (numeric && dots)
+		return 1;
+	if (cut >= sizeof(text))
+		return 0;
+	memcpy(text, name, cut);
+	text[cut] = '\0';
+	return distenv_ip_parse(text, &ip) == 0;
 }
 
 int distenv_ifspec_parse(const char *text, const char *where,
@@ -48,6 +73,16 @@ int distenv_ifspec_parse(const char *text, const char *where,
 	for (;;) {
 		size_t len = 0;
 
+		while (p[len] && p[len] != ',')
+			len++;
+		if (len && distenv_ifname_is_address(p, len))
+			return distenv_error_set(
+				err, where,
+				"name the interface that holds the address "
+				"(`ip -br addr` lists them), e.g. eth0",
+				"'%.*s' is an IP address, not an interface name",
+				(int)(len > 64 ? 64 : len), p);
+		len = 0;
 		while (p[len] && p[len] != ',') {
 			if (!name_char_ok(p[len]))
 				return distenv_error_set(
@@ -123,4 +158,22 @@ int distenv_ifspec_any(const struct distenv_ifspec *spec,
 		return 1;
 	}
 	return 0;
+}
+
+const struct distenv_iface *
+distenv_ifspec_nccl_takes(const struct distenv_ifspec *spec,
+			  const struct distenv_iface *ifaces, size_t n)
+{
+	static const struct distenv_ip v6_loopback = {
+		.family = AF_INET6,
+		.bytes = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (distenv_ip_equal(&ifaces[i].ip, &v6_loopback) ||
+		    !distenv_ifspec_selects(spec, ifaces[i].name))
+			continue;
+		return &ifaces[i];
+	}
+	return NULL;
 }

@@ -217,6 +217,68 @@ int distenv_master_choose_prefs(const struct distenv_net *net,
 		out->addr[0] ? out->addr : "any of its addresses", names);
 }
 
+int distenv_master_reaches_addr(const struct distenv_net *net,
+				const struct distenv_master_choice *m,
+				const struct distenv_iface *f)
+{
+	size_t k;
+
+	if (!f->up || distenv_ip_is_loopback(&f->ip) ||
+	    distenv_ip_is_link_local(&f->ip))
+		return 0;
+	if (strcmp(f->name, m->ifname) == 0 && f->ip.family == m->ip.family)
+		return 1;
+	if (distenv_ip_in_subnet(&m->ip, f))
+		return 1;
+	for (k = 0; k < net->n_addrs; k++) {
+		const struct distenv_ip *a = &net->addrs[k].ip;
+
+		if (!distenv_ip_is_loopback(a) && !distenv_ip_is_link_local(a) &&
+		    distenv_ip_in_subnet(a, f))
+			return 1;
+	}
+	return 0;
+}
+
+int distenv_master_reaches(const struct distenv_net *net,
+			   const struct distenv_master_choice *m,
+			   const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < net->n_ifaces; i++)
+		if (strcmp(net->ifaces[i].name, name) == 0 &&
+		    distenv_master_reaches_addr(net, m, &net->ifaces[i]))
+			return 1;
+	return 0;
+}
+
+const char *distenv_master_reaching(const struct distenv_net *net,
+				    const struct distenv_master_choice *m,
+				    const char *skip, char *buf, size_t len)
+{
+	size_t used, i, j;
+
+	snprintf(buf, len, "%s", m->ifname);
+	used = strlen(buf);
+	for (i = 0; i < net->n_ifaces; i++) {
+		const char *name = net->ifaces[i].name;
+		int seen = strcmp(name, m->ifname) == 0 ||
+			   (skip && strcmp(name, skip) == 0);
+		int w;
+
+		for (j = 0; j < i && !seen; j++)
+			seen = strcmp(net->ifaces[j].name, name) == 0;
+		if (seen || !distenv_master_reaches(net, m, name))
+			continue;
+		w = snprintf(buf + used, len - used, ", %s", name);
+		if (w < 0 || (size_t)w >= len - used)
+			break;
+		used += (size_t)w;
+	}
+	return buf;
+}
+
 static int name_char_ok(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||

@@ -72,6 +72,31 @@ int distenv_master_choose_prefs(const struct distenv_net *net,
 				struct distenv_error *err);
 
 /*
+ * Whether address f (one entry of net->ifaces) reaches the master of
+ * choice m (a successful distenv_master_choose): f's interface is up,
+ * f's address is neither loopback (127.0.0.0/8, ::1: told by the
+ * address, whatever the interface is called) nor link-local, and either
+ * its subnet holds one of the addresses the master's name resolved to
+ * here (a master with a name on two networks is reached on both) or it
+ * is of m's family on the interface m names (which holds the address or
+ * which the kernel routes it through).
+ */
+int distenv_master_reaches_addr(const struct distenv_net *net,
+				const struct distenv_master_choice *m,
+				const struct distenv_iface *f);
+
+/* Whether some address of interface name reaches m (above). */
+int distenv_master_reaches(const struct distenv_net *net,
+			   const struct distenv_master_choice *m,
+			   const char *name);
+
+/* The interfaces of net that reach m, each once, m->ifname first
+ * ("eth0, ib0"), but skip (NULL: none), for messages. Returns buf. */
+const char *distenv_master_reaching(const struct distenv_net *net,
+				    const struct distenv_master_choice *m,
+				    const char *skip, char *buf, size_t len);
+
+/*
  * The site's master_name: rule: the name to resolve for the master on the
  * data network, from the Slurm node name, e.g. "{host}-ib" or
  * "{host}.ib.example.org" (hosts with a name per network, as /etc/hosts

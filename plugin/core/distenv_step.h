@@ -42,6 +42,10 @@ struct distenv_step {
 	const struct distenv_topo *topo;
 	const char *topo_note; /* where it came from, or why there is none,
 				* for --distenv-show; NULL or "" = say nothing */
+	/* SLURM_STEP_GPUS as the step's environment held it before Slurm
+	 * bound GPUs to tasks (the plugin reads it in user_init), or NULL:
+	 * unknown (distenv_gpus.h). */
+	const char *step_gpus;
 };
 
 /*

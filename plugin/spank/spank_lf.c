@@ -21,6 +21,7 @@
 #include <slurm/spank.h>
 
 #include "distenv_env.h"
+#include "distenv_gpus.h"
 #include "lf_argv.h"
 #include "lf_ckpt.h"
 #include "lf_doc.h"
@@ -41,21 +42,6 @@ int distenv_lf_config_check(const char *path, struct distenv_error *err)
 	lf_doc_free(&doc);
 	free(buf);
 	return rc;
-}
-
-/* GPUs per node for the plan: NPROC_PER_NODE as distenv derived it
- * (README: --distenv-nproc, else CUDA_VISIBLE_DEVICES, else
- * SLURM_GPUS_ON_NODE, else 1). */
-static uint32_t gpus_per_node(spank_t sp)
-{
-	char v[32];
-	uint32_t n = 0;
-
-	if (spank_getenv(sp, "NPROC_PER_NODE", v, sizeof(v)) ==
-		    ESPANK_SUCCESS &&
-	    !distenv_parse_u32(v, 1024, &n) && n)
-		return n;
-	return 1;
 }
 
 static void print_warnings(const struct lf_decision *dec, const char *node)
@@ -212,7 +198,9 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	spank_get_item(sp, S_JOB_NODEID, &f.node_id);
 	spank_get_item(sp, S_TASK_ID, &local_id);
 	spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node));
-	f.gpus_per_node = gpus_per_node(sp);
+	/* NPROC_PER_NODE as distenv derived it, else the step's GPUs on
+	 * this node (distenv_gpus.h), else 1. */
+	f.gpus_per_node = distenv_gpus_per_node(env, distenv_state.step_gpus);
 	/* The step's memory on this node, else the job's (MB). */
 	if (spank_get_item(sp, S_STEP_ALLOC_MEM, &mem) == ESPANK_SUCCESS &&
 	    mem)

@@ -2,8 +2,9 @@
  * spank_node.c: slurmstepd, user_init: once per step per node, with
  * euid = the user, before the tasks fork (spank(8);
  * docs/contracts.md 5). Loads the node's topology (hwloc, and the
- * NVIDIA driver's GPU list) into the plugin's state, which every task
- * inherits through fork: a native hwloc load costs milliseconds to tens
+ * NVIDIA driver's GPU list) and the step's GPUs on this node
+ * (SLURM_STEP_GPUS before Slurm binds GPUs to tasks) into the plugin's
+ * state, which every task inherits through fork: a native hwloc load costs milliseconds to tens
  * of milliseconds on a large node (bench/topo_bench), so it is done here
  * once, never per task.
  *
@@ -101,6 +102,11 @@ int distenv_remote_user_init(spank_t sp)
 	distenv_job_site(sp, &site);
 	if (distenv_effective_mode(&site, &st->req) == DISTENV_MODE_OFF)
 		return 0;
+	/* The step's GPUs on this node, before the task binding rewrites
+	 * SLURM_STEP_GPUS for each task (distenv_gpus.h). */
+	if (spank_getenv(sp, "SLURM_STEP_GPUS", st->step_gpus,
+			 sizeof(st->step_gpus)) != ESPANK_SUCCESS)
+		st->step_gpus[0] = '\0';
 	/* The admin's cached topology for the node type comes first. */
 	if (site.topology_xml[0]) {
 		distenv_topo_load_into(site.topology_xml, &st->topo,

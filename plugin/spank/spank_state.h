@@ -33,6 +33,11 @@ struct distenv_plugin_state {
 	/* HWLOC_XMLFILE named by the job: a user-named file, so it is read
 	 * in task_init (fully the user), not in user_init ("" = none). */
 	char topo_user_xml[4096];
+	/* SLURM_STEP_GPUS of the step's environment, read in user_init
+	 * before Slurm binds GPUs to tasks (distenv_gpus.h): the step's
+	 * GPUs on this node, which a bound task's own variables no longer
+	 * name ("" = none or unknown). */
+	char step_gpus[1024];
 };
 
 extern struct distenv_plugin_state distenv_state;

@@ -158,7 +158,8 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 				       sizeof(topo_note));
 	rc = distenv_derive_for_task_topo(site, &st->req,
 					  (const char *const *)envp, batch,
-					  topo, topo_note, &step, &vars, err);
+					  topo, topo_note, st->step_gpus,
+					  &step, &vars, err);
 	if (topo != st->topo)
 		free(topo);
 	if (rc == 0)

@@ -86,15 +86,17 @@ int distenv_derive_for_task(const struct distenv_site *site,
 
 /*
  * distenv_derive_for_task with the node's topology (distenv_topo.h,
- * loaded once per step per node by the caller; NULL: none) and a note on
- * it for --distenv-show (NULL or "": none). topo and topo_note must
- * outlive step.
+ * loaded once per step per node by the caller; NULL: none), a note on
+ * it for --distenv-show (NULL or "": none), and step_gpus, the step's
+ * SLURM_STEP_GPUS as user_init saw it (NULL: unknown; distenv_gpus.h).
+ * topo, topo_note and step_gpus must outlive step.
  */
 int distenv_derive_for_task_topo(const struct distenv_site *site,
 				 const struct distenv_request *req,
 				 const char *const *envp, int batch,
 				 const struct distenv_topo *topo,
 				 const char *topo_note,
+				 const char *step_gpus,
 				 struct distenv_step *step,
 				 struct distenv_vars *vars,
 				 struct distenv_error *err);

@@ -14,7 +14,7 @@ int distenv_derive_for_task(const struct distenv_site *site,
 			    struct distenv_error *err)
 {
 	return distenv_derive_for_task_topo(site, req, envp, batch, NULL, NULL,
-					    step, vars, err);
+					    NULL, step, vars, err);
 }
 
 int distenv_derive_for_task_topo(const struct distenv_site *site,
@@ -22,6 +22,7 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 				 const char *const *envp, int batch,
 				 const struct distenv_topo *topo,
 				 const char *topo_note,
+				 const char *step_gpus,
 				 struct distenv_step *step,
 				 struct distenv_vars *vars,
 				 struct distenv_error *err)
@@ -35,6 +36,7 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 		return -1;
 	step->topo = topo;
 	step->topo_note = topo_note;
+	step->step_gpus = step_gpus;
 	distenv_sys_ephemeral(&step->ephemeral_lo, &step->ephemeral_hi);
 	list_var = distenv_step_nodelist_var(step);
 	if (distenv_first_host(distenv_env_get(envp, list_var), list_var,

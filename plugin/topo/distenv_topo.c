@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "distenv_env.h"
+#include "distenv_ifspec.h"
 
 int distenv_topo_busid_normalise(const char *in, char *out, size_t len)
 {
@@ -239,58 +240,43 @@ int distenv_topo_parse_gpus(const struct distenv_topo *topo, const char *list,
 	return 0;
 }
 
-/* Entries of a comma list, and whether all are indices. */
-static size_t list_count(const char *list, int *indices)
+int distenv_topo_node_gpus(const struct distenv_topo *topo,
+			   const struct distenv_gpus *gpus, size_t *sel,
+			   size_t *n_sel, const char **from, char *note,
+			   size_t len, struct distenv_error *err)
 {
-	size_t n = 1;
-	const char *p;
-
-	*indices = 1;
-	for (p = list; *p; p++) {
-		if (*p == ',')
-			n++;
-		else if (!isdigit((unsigned char)*p))
-			*indices = 0;
-	}
-	return n;
-}
-
-int distenv_topo_task_gpus(const struct distenv_topo *topo,
-			   const char *const *envp, size_t *sel, size_t *n_sel,
-			   const char **source, char *note, size_t len,
-			   struct distenv_error *err)
-{
-	const char *cvd = distenv_env_get(envp, "CUDA_VISIBLE_DEVICES");
-	const char *step = distenv_env_get(envp, "SLURM_STEP_GPUS");
-	const char *use = NULL;
+	size_t i;
 
 	*n_sel = 0;
-	*source = NULL;
+	*from = NULL;
 	if (len)
 		note[0] = '\0';
-	if (step && !step[0])
-		step = NULL;
-	if (cvd && (!cvd[0] || strcmp(cvd, "NoDevFiles") == 0))
+	if (gpus->task_known && !gpus->task_count)
 		return 0; /* the task was given no GPU */
-	if (cvd) {
-		int cvd_idx, step_idx;
-
-		*source = "CUDA_VISIBLE_DEVICES";
-		use = cvd;
-		if (step && list_count(cvd, &cvd_idx) ==
-				    list_count(step, &step_idx) &&
-		    cvd_idx && step_idx) {
-			*source = "SLURM_STEP_GPUS";
-			use = step;
-		}
-	} else if (step) {
-		*source = "SLURM_STEP_GPUS";
-		use = step;
+	if (gpus->node_list) {
+		*from = gpus->node_list_from;
+		return distenv_topo_parse_gpus(topo, gpus->node_list, *from,
+					       sel, n_sel, note, len, err);
 	}
-	if (!use)
+	/* No SLURM_STEP_GPUS narrowed the task's list: it is the step's. */
+	if (gpus->task_list && !gpus->task_step_gpus &&
+	    gpus->task_count == gpus->node_count) {
+		*from = "CUDA_VISIBLE_DEVICES";
+		return distenv_topo_parse_gpus(topo, gpus->task_list, *from,
+					       sel, n_sel, note, len, err);
+	}
+	/* Here node_count can only be SLURM_GPUS_ON_NODE's. */
+	if (gpus->node_count && gpus->node_count == topo->n_gpus) {
+		*from = "SLURM_GPUS_ON_NODE: every GPU of the node";
+		for (i = 0; i < topo->n_gpus; i++)
+			sel[(*n_sel)++] = i;
 		return 0;
-	return distenv_topo_parse_gpus(topo, use, *source, sel, n_sel, note,
-				       len, err);
+	}
+	if (gpus->node_count)
+		note_add(note, len, "the step holds %u GPUs here (%s) but no "
+			 "variable says which", gpus->node_count,
+			 gpus->node_count_from);
+	return 0;
 }
 
 const char *distenv_topo_level_name(enum distenv_topo_level level)
@@ -568,6 +554,129 @@ const char *distenv_topo_hca_value(const struct distenv_topo *topo,
 			append(buf, len, &used, one);
 		}
 	}
+	return buf;
+}
+
+/* One entry of an NCCL_IB_HCA list: the name part and the port after
+ * ':' (-1: every port). */
+struct hca_entry {
+	char name[DISTENV_IFNAME_MAX];
+	int port;
+};
+
+static int hca_entries(const char *text, const char *where,
+		       struct distenv_ifspec *spec, struct hca_entry *out,
+		       struct distenv_error *err)
+{
+	size_t i;
+
+	if (distenv_ifspec_parse(text, where, spec, err))
+		return -1;
+	for (i = 0; i < spec->count; i++) {
+		const char *colon = strchr(spec->names[i], ':');
+		uint32_t port;
+
+		snprintf(out[i].name, sizeof(out[i].name), "%.*s",
+			 colon ? (int)(colon - spec->names[i])
+			       : (int)strlen(spec->names[i]),
+			 spec->names[i]);
+		out[i].port = -1;
+		if (!colon)
+			continue;
+		if (distenv_parse_u32(colon + 1, 255, &port) || port == 0)
+			return distenv_error_set(
+				err, where,
+				"write HCA names with an optional port, e.g. "
+				"=mlx5_0:1,mlx5_1:1",
+				"'%s': the port after ':' is not a number from 1",
+				spec->names[i]);
+		out[i].port = (int)port;
+	}
+	return 0;
+}
+
+/* Whether the list selects port (-1: the HCA has no port state) of nic. */
+static int hca_port_selected(const struct distenv_ifspec *spec,
+			     const struct hca_entry *e, const char *nic,
+			     int port)
+{
+	size_t i;
+	int hit = 0;
+
+	for (i = 0; i < spec->count && !hit; i++) {
+		int name = spec->exact ? strcmp(nic, e[i].name) == 0
+				       : strncmp(nic, e[i].name,
+						 strlen(e[i].name)) == 0;
+
+		hit = name && (e[i].port < 0 || port < 0 || e[i].port == port);
+	}
+	return spec->exclude ? !hit : hit;
+}
+
+int distenv_topo_hca_selects(const struct distenv_topo *topo, const char *text,
+			     const char *where, struct distenv_error *err)
+{
+	struct distenv_ifspec spec;
+	struct hca_entry e[DISTENV_IFSPEC_MAX_NAMES];
+	size_t i;
+	unsigned p;
+
+	if (hca_entries(text, where, &spec, e, err))
+		return -1;
+	for (i = 0; i < topo->n_nics; i++) {
+		const struct distenv_topo_nic *nic = &topo->nics[i];
+
+		if (nic->kind != DISTENV_TOPO_HCA)
+			continue;
+		if (nic->n_ports == 0 &&
+		    hca_port_selected(&spec, e, nic->name, -1))
+			return 1;
+		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX; p++)
+			if (nic->port_state[p] == DISTENV_TOPO_PORT_ACTIVE &&
+			    hca_port_selected(&spec, e, nic->name, (int)p + 1))
+				return 1;
+	}
+	return 0;
+}
+
+const char *distenv_topo_hca_ports(const struct distenv_topo *topo, char *buf,
+				   size_t len)
+{
+	char one[DISTENV_TOPO_NAME_MAX + 16], idle[256] = "";
+	size_t used = 0, i;
+	unsigned p;
+
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < topo->n_nics; i++) {
+		const struct distenv_topo_nic *nic = &topo->nics[i];
+		int active = nic->n_ports == 0;
+
+		if (nic->kind != DISTENV_TOPO_HCA)
+			continue;
+		if (nic->n_ports == 0) {
+			snprintf(one, sizeof(one), "%s%s", used ? ", " : "",
+				 nic->name);
+			append(buf, len, &used, one);
+		}
+		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX; p++) {
+			if (nic->port_state[p] != DISTENV_TOPO_PORT_ACTIVE)
+				continue;
+			active = 1;
+			snprintf(one, sizeof(one), "%s%s:%u", used ? ", " : "",
+				 nic->name, p + 1);
+			append(buf, len, &used, one);
+		}
+		if (!active)
+			note_add(idle, sizeof(idle), "%s", nic->name);
+	}
+	if (idle[0]) {
+		append(buf, len, &used, used ? "; no active port: " :
+					       "no active port: ");
+		append(buf, len, &used, idle);
+	}
+	if (!used)
+		snprintf(buf, len, "none");
 	return buf;
 }
 

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "distenv_error.h"
+#include "distenv_gpus.h"
 
 #define DISTENV_TOPO_BUSID_MAX 16   /* "dddd:bb:dd.f" and NUL */
 #define DISTENV_TOPO_BRIDGES_MAX 8  /* PCI bridge levels kept per device */
@@ -133,17 +134,21 @@ int distenv_topo_parse_gpus(const struct distenv_topo *topo, const char *list,
 			    char *note, size_t len, struct distenv_error *err);
 
 /*
- * The task's GPUs from its environment: CUDA_VISIBLE_DEVICES ("" and
- * "NoDevFiles" mean none), but SLURM_STEP_GPUS when both hold the same
- * number of indices (with cgroup device constraints CUDA_VISIBLE_DEVICES
- * is renumbered from 0 and SLURM_STEP_GPUS keeps the node's indices,
- * docs/contracts.md 7); else SLURM_STEP_GPUS; else none. *source
- * names the variable used (NULL: none). As distenv_topo_parse_gpus.
+ * The step's GPUs on this node (distenv_gpus.h), as indexes into
+ * topo->gpus: the GPUs NCCL_IB_HCA serves, one set for every task of the
+ * node whatever GPU each task sees (NCCL pairs each GPU with its nearest
+ * NIC by itself, and its maintainers ask for the same NCCL_IB_HCA on every
+ * rank of a node: docs/contracts.md 4). In order: gpus->node_list; the
+ * task's CUDA_VISIBLE_DEVICES when no SLURM_STEP_GPUS narrowed it to the
+ * task and it counts what the step holds; every GPU of the topology when
+ * SLURM_GPUS_ON_NODE counts as many; else none, and note says why. A
+ * task that sees no GPU ("" or "NoDevFiles") gets none. *from names the
+ * source (NULL: none). Otherwise as distenv_topo_parse_gpus.
  */
-int distenv_topo_task_gpus(const struct distenv_topo *topo,
-			   const char *const *envp, size_t *sel, size_t *n_sel,
-			   const char **source, char *note, size_t len,
-			   struct distenv_error *err);
+int distenv_topo_node_gpus(const struct distenv_topo *topo,
+			   const struct distenv_gpus *gpus, size_t *sel,
+			   size_t *n_sel, const char **from, char *note,
+			   size_t len, struct distenv_error *err);
 
 enum distenv_topo_level {
 	DISTENV_TOPO_SAME_SWITCH,
@@ -198,6 +203,28 @@ void distenv_topo_rank(const struct distenv_topo *topo, const size_t *sel,
 const char *distenv_topo_hca_value(const struct distenv_topo *topo,
 				   const struct distenv_topo_plan *plan,
 				   char *buf, size_t len);
+
+/*
+ * Whether an NCCL_IB_HCA value (text) selects at least one active port
+ * of topo's HCAs, read as NCCL's IB transport reads it (NCCL env docs,
+ * NCCL_IB_HCA; nccl src/transport/net_ib.cc ncclIbInit, with
+ * src/misc/utils.cc parseStringList and matchIfList): a comma list, a
+ * leading '^' excludes, a '=' after it makes the names exact, else each
+ * is a prefix ("mlx5_1" also selects mlx5_10); "name:port" is one port,
+ * a bare name every port. NCCL skips ports that are not ACTIVE, so they
+ * select nothing; an HCA the topology gives no port state for counts as
+ * one usable port. Returns 1 (something selected), 0 (nothing: NCCL
+ * would find no IB device and fall back to TCP sockets), or -1 with err
+ * when text is malformed (where names the variable or setting).
+ */
+int distenv_topo_hca_selects(const struct distenv_topo *topo, const char *text,
+			     const char *where, struct distenv_error *err);
+
+/* topo's HCA ports for messages: "mlx5_0:1, mlx5_1:1" (active ones, and
+ * bare names without port state), then "; no active port: mlx5_4" when
+ * some have none; "none" without HCAs. Returns buf. */
+const char *distenv_topo_hca_ports(const struct distenv_topo *topo, char *buf,
+				   size_t len);
 
 /* The plan's reasons joined with "; " (HCAs or netdevs). Returns buf. */
 const char *distenv_topo_reasons(const struct distenv_topo_pick *picks,

@@ -118,10 +118,10 @@ EOF
 }
 
 @test "a variable the user exported is kept, on every node" {
-	run env MASTER_PORT=29999 NCCL_SOCKET_IFNAME=eth srun -N2 --distenv --distenv-show bash -c 'echo "GOT $MASTER_PORT $PET_MASTER_PORT $NCCL_SOCKET_IFNAME"'
+	run env MASTER_PORT=29999 NCCL_SOCKET_IFNAME=eth0 srun -N2 --distenv --distenv-show bash -c 'echo "GOT $MASTER_PORT $PET_MASTER_PORT $NCCL_SOCKET_IFNAME"'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(grep -c '^GOT 29999 29999 eth$' <<<"$output")" -eq 2 ]
+	[ "$(grep -c '^GOT 29999 29999 eth0$' <<<"$output")" -eq 2 ]
 	grep -qF 'MASTER_PORT=29999  [kept] kept (set by user)' <<<"$output"
 }
 
@@ -180,6 +180,11 @@ EOF
 	run env NCCL_SOCKET_IFNAME=ens5 srun -N2 --distenv true
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"NCCL_SOCKET_IFNAME (exported): 'ens5' matches no interface"* ]]
+	# eth1 reaches nothing and comes first in getifaddrs order: NCCL's
+	# bootstrap would take it from "eth" on every node.
+	run env NCCL_SOCKET_IFNAME=eth srun -N2 --distenv true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"NCCL_SOCKET_IFNAME (exported): you exported NCCL_SOCKET_IFNAME=eth, but NCCL takes eth1 from it (the first interface it selects), and eth1 does not reach the master"* ]]
 	nodes_idle
 }
 

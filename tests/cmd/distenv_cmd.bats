@@ -103,6 +103,38 @@ setup() {
 	[[ "$output" == *"NCCL_SOCKET_IFNAME (exported): 'eth9' matches no interface"* ]]
 }
 
+@test "one GPU per task: every task of the node gets the node's NCCL_IB_HCA, and LOCAL_RANK a note" {
+	# srun --ntasks-per-node=4 --gpus-per-task=1 on a JURECA-DC node:
+	# each task sees its GPU as device 0, SLURM_STEP_GPUS names it.
+	export HWLOC_XMLFILE="$BATS_TEST_DIRNAME/../topo/jureca-dc-gpu-jrc0323.hwloc2.xml"
+	export SLURM_STEP_NUM_TASKS=4 SLURM_STEP_TASKS_PER_NODE=4
+	export CUDA_VISIBLE_DEVICES=0 SLURM_GPUS_ON_NODE=4
+	for t in 0 1 2 3; do
+		SLURM_PROCID=$t SLURM_LOCALID=$t SLURM_STEP_GPUS=$t run "$DISTENV" env --mode tasks
+		[ "$status" -eq 0 ]
+		grep -qx "export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1'" <<<"$output"
+	done
+	SLURM_PROCID=2 SLURM_LOCALID=2 SLURM_STEP_GPUS=2 run "$DISTENV" show --mode tasks
+	grep -qF 'LOCAL_RANK=2  [set] SLURM_LOCALID: this task'"'"'s index on the node; note: each task here sees 1 GPU' <<<"$output"
+	grep -qF 'so for LOCAL_RANK 1-3 torch.cuda.set_device(LOCAL_RANK) fails with "invalid device ordinal"' <<<"$output"
+	# An HCA the node does not have fails before launch.
+	NCCL_IB_HCA=mlx5_9 SLURM_STEP_GPUS=0 run "$DISTENV" env --mode tasks
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: node localhost: NCCL_IB_HCA (exported): 'mlx5_9' selects no active port of this node's HCAs"* ]]
+}
+
+@test "Gloo is given NCCL's syntax or an address: refused before launch" {
+	GLOO_SOCKET_IFNAME='^lo,docker' run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: node localhost: GLOO_SOCKET_IFNAME (exported): you exported GLOO_SOCKET_IFNAME=^lo,docker: Gloo takes plain interface names"* ]]
+	GLOO_SOCKET_IFNAME=127.0.0.1 run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'127.0.0.1' is an IP address, not an interface name"*"export GLOO_SOCKET_IFNAME=lo (the interface holding 127.0.0.1 here)"* ]]
+	run "$DISTENV" env --ifname 10.1.2.3
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'10.1.2.3' is an IP address, not an interface name"* ]]
+}
+
 @test "bad option values are refused with the option named" {
 	run "$DISTENV" env --port abc
 	[ "$status" -eq 1 ]

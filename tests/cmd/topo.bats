@@ -38,6 +38,22 @@ setup() {
 	grep -qx '  NCCL_IB_HCA==mlx5_1:1' <<<"$output"
 }
 
+@test "topo: a task bound to one GPU is shown the node's NCCL_IB_HCA, and each GPU's nearest HCA" {
+	# Task 1 of srun --gpus-per-task=1 on a step holding all 4 GPUs.
+	CUDA_VISIBLE_DEVICES=0 SLURM_STEP_GPUS=1 SLURM_GPUS_ON_NODE=4 run "$DISTENV" topo --xml "$TOPO/jureca-dc-gpu-jrc0323.hwloc2.xml"
+	[ "$status" -eq 0 ]
+	for line in 'for GPUs 0,1,2,3 (SLURM_GPUS_ON_NODE: every GPU of the node):' \
+		'  NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1' \
+		'  (one value for every task of a step holding these GPUs on the node)' \
+		'  nearest HCA of each GPU (information; NCCL pairs them itself):' \
+		'    GPU 1: mlx5_1 (same PCI switch)' '    GPU 3: mlx5_3 (same PCI switch)'; do
+		grep -qxF -- "$line" <<<"$output"
+	done
+	# --gpus still shows one GPU's set, as a step holding only it gets.
+	run "$DISTENV" topo --xml "$TOPO/jureca-dc-gpu-jrc0323.hwloc2.xml" --gpus 1
+	grep -qx '  NCCL_IB_HCA==mlx5_1:1' <<<"$output"
+}
+
 @test "topo: DGX-2 has 16 GPUs and no HCA" {
 	run "$DISTENV" topo --xml "$TOPO/hwloc-test-nvidiaDGX2.xml" --gpus 0,8
 	[ "$status" -eq 0 ]

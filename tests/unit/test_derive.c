@@ -9,6 +9,7 @@
 
 #include "distenv_derive.h"
 #include "distenv_env.h"
+#include "distenv_gpus.h"
 #include "distenv_ports.h"
 #include "net_fixture.h"
 
@@ -49,6 +50,36 @@ static int derive(struct world *w)
 {
 	return distenv_derive(&w->site, &w->req, &w->step, &w->fx.net, &w->vars,
 			      &w->err);
+}
+
+/* A world of mode whose task environment also holds the given
+ * "NAME=value" entries (NULL: none), derived; derive()'s result in
+ * *rc. */
+static struct world *derived_with(enum distenv_mode mode, int *rc,
+				  const char *a, const char *b, const char *c)
+{
+	struct world *w = world_new(mode);
+	const char *kv[] = {a, b, c};
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (kv[i])
+			env_add(w, kv[i]);
+	*rc = derive(w);
+	return w;
+}
+
+/* derived_with two entries, which must fail at where (NULL: any). */
+static struct world *refused(enum distenv_mode mode, const char *where,
+			     const char *a, const char *b)
+{
+	int rc;
+	struct world *w = derived_with(mode, &rc, a, b, NULL);
+
+	assert_int_equal(rc, -1);
+	if (where)
+		assert_string_equal(w->err.where, where);
+	return w;
 }
 
 static const char *val(struct world *w, const char *name)
@@ -221,7 +252,7 @@ static void user_values_are_kept(void **state)
 
 	(void)state;
 	env_add(w, "MASTER_PORT=29500");
-	env_add(w, "NCCL_SOCKET_IFNAME=eth");
+	env_add(w, "NCCL_SOCKET_IFNAME=eth0");
 	env_add(w, "NNODES=2");
 	assert_int_equal(derive(w), 0);
 	assert_string_equal(val(w, "MASTER_PORT"), "29500");
@@ -230,7 +261,7 @@ static void user_values_are_kept(void **state)
 	assert_string_equal(distenv_vars_find(&w->vars, "MASTER_PORT")->reason,
 			    "kept (set by user)");
 	assert_string_equal(val(w, "PET_MASTER_PORT"), "29500");
-	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "eth");
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "eth0");
 	assert_int_equal(distenv_vars_find(&w->vars, "NNODES")->action,
 			 DISTENV_ACTION_KEPT);
 	/* Kept variables are not in the marker: a later step keeps them too. */
@@ -291,23 +322,308 @@ static void user_ifname_matching_nothing(void **state)
 	assert_non_null(strstr(w->err.what, "'bond0' matches no interface"));
 }
 
-static void option_ifname(void **state)
+/* --distenv-ifname=ifname on node n2 (nnodes nodes), derived; expect
+ * rc, and on success NCCL's and Gloo's values (freed here). */
+static struct world *with_ifname(const char *ifname, uint32_t nnodes, int rc,
+				 const char *nccl, const char *gloo)
 {
 	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
 
+	w->step.nnodes = nnodes;
+	w->step.node_id = nnodes - 1;
+	snprintf(w->req.ifname, sizeof(w->req.ifname), "%s", ifname);
+	assert_int_equal(derive(w), rc);
+	if (rc == 0) {
+		assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), nccl);
+		assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), gloo);
+		distenv_vars_free(&w->vars);
+	}
+	return w;
+}
+
+static void option_ifname(void **state)
+{
+	struct world *w;
+
 	(void)state;
-	strcpy(w->req.ifname, "eth");
+	with_ifname("eth0", 2, 0, "eth0", "eth0");
+
+	/* A list NCCL would take the dead-end eth1 from (it comes first in
+	 * getifaddrs order): every worker would advertise 10.99.x.1. */
+	w = with_ifname("eth", 2, -1, NULL, NULL);
+	assert_string_equal(w->err.where, "node n2: --distenv-ifname");
+	assert_string_equal(w->err.what,
+			    "you gave --distenv-ifname=eth, but NCCL takes eth1 "
+			    "from it (the first interface it selects), and eth1 "
+			    "does not reach the master 10.77.0.1 (eth0 does)");
+	assert_string_equal(w->err.fix,
+			    "leave --distenv-ifname out (distenv then picks "
+			    "eth0), or name an interface in the master's subnet");
+
+	w = with_ifname("=eth1", 2, -1, NULL, NULL); /* insisting on eth1 */
+	assert_string_equal(w->err.what,
+			    "you gave --distenv-ifname==eth1, but eth1 does not "
+			    "reach the master 10.77.0.1 (eth0 does)");
+
+	/* NCCL's exclusion list: NCCL takes lo first, Gloo gets a plain
+	 * name. */
+	w = with_ifname("^eth1", 2, -1, NULL, NULL);
+	assert_non_null(strstr(w->err.what, "NCCL takes lo from it"));
+	with_ifname("^lo,eth1", 2, 0, "^lo,eth1", "eth0");
+
+	/* One node: nothing to reach, the user's eth1 is used. */
+	with_ifname("=eth1", 1, 0, "=eth1", "eth1");
+}
+
+/* Exported interface variables Gloo or NCCL cannot read fail before
+ * launch: NCCL's '^'/'=' syntax or an address in GLOO_SOCKET_IFNAME, an
+ * address in NCCL_SOCKET_IFNAME. */
+static void user_ifname_syntax(void **state)
+{
+	struct world *w;
+
+	(void)state;
+	w = refused(DISTENV_MODE_TORCHRUN,
+		    "node n2: GLOO_SOCKET_IFNAME (exported)",
+		    "GLOO_SOCKET_IFNAME=^lo,docker", NULL);
+	assert_string_equal(w->err.what,
+			    "you exported GLOO_SOCKET_IFNAME=^lo,docker: Gloo "
+			    "takes plain interface names, and '^' is NCCL's list "
+			    "syntax (Gloo looks for an interface named '^lo' and "
+			    "fails at init with \"Unable to find address for: "
+			    "^lo\")");
+	assert_non_null(strstr(w->err.fix, "GLOO_SOCKET_IFNAME=eth0"));
+
+	/* The address of this node's eth0: the fix names eth0. */
+	w = refused(DISTENV_MODE_TORCHRUN, NULL,
+		    "GLOO_SOCKET_IFNAME=10.77.0.2", NULL);
+	assert_string_equal(w->err.what,
+			    "you exported GLOO_SOCKET_IFNAME=10.77.0.2: "
+			    "'10.77.0.2' is an IP address, not an interface name "
+			    "(Gloo fails at init with \"Unable to find address "
+			    "for: ...\")");
+	assert_string_equal(w->err.fix,
+			    "export GLOO_SOCKET_IFNAME=eth0 (the interface "
+			    "holding 10.77.0.2 here), or unset it and let "
+			    "distenv derive it");
+
+	w = refused(DISTENV_MODE_TASKS,
+		    "node n2: NCCL_SOCKET_IFNAME (exported)",
+		    "NCCL_SOCKET_IFNAME==eth0,192.168.1.", NULL);
+	assert_non_null(strstr(w->err.what, "'192.168.1.' is an IP address"));
+	assert_non_null(strstr(w->err.what, "would find no socket interface"));
+
+	/* All three exported: no network fact is gathered, and the
+	 * syntax is still checked. */
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	env_add(w, "MASTER_ADDR=10.77.0.1");
+	env_add(w, "NCCL_SOCKET_IFNAME==eth0");
+	env_add(w, "GLOO_SOCKET_IFNAME==eth0");
+	assert_false(distenv_needs_net(&w->site, &w->req, &w->step));
+	assert_int_equal(distenv_derive(&w->site, &w->req, &w->step, NULL,
+					&w->vars, &w->err), -1);
+	assert_non_null(strstr(w->err.what, "'=' is NCCL's list syntax"));
+
+	/* The site's interfaces: list in NCCL's syntax: Gloo still gets a
+	 * plain name (--distenv-ifname: option_ifname). */
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	strcpy(w->site.ifaces, "^=eth1");
 	assert_int_equal(derive(w), 0);
-	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "eth");
+	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "eth0");
+	distenv_vars_free(&w->vars);
+}
+
+/* An exported interface that exists but is on no network of the
+ * master's: the workers would advertise an address the others cannot
+ * reach. */
+static void user_ifname_must_reach_master(void **state)
+{
+	struct world *w;
+	int rc;
+
+	(void)state;
+	w = refused(DISTENV_MODE_TORCHRUN,
+		    "node n2: GLOO_SOCKET_IFNAME (exported)",
+		    "GLOO_SOCKET_IFNAME=eth1", NULL);
+	assert_string_equal(w->err.what,
+			    "you exported GLOO_SOCKET_IFNAME=eth1, but eth1 does "
+			    "not reach the master 10.77.0.1 (eth0 does)");
+	assert_string_equal(w->err.fix, "unset it, or name an interface in the "
+					"master's subnet");
+
+	/* Gloo connects every peer on each listed interface. */
+	w = refused(DISTENV_MODE_TASKS, NULL,
+		    "GLOO_SOCKET_IFNAME=eth0,eth1", NULL);
+	assert_non_null(strstr(w->err.what, "but eth1 does not reach"));
+
+	/* NCCL's bootstrap takes the first interface the list selects, in
+	 * getifaddrs order: eth1 here, before eth0. */
+	w = refused(DISTENV_MODE_TORCHRUN,
+		    "node n2: NCCL_SOCKET_IFNAME (exported)",
+		    "NCCL_SOCKET_IFNAME=eth", NULL);
+	assert_string_equal(w->err.what,
+			    "you exported NCCL_SOCKET_IFNAME=eth, but NCCL takes "
+			    "eth1 from it (the first interface it selects), and "
+			    "eth1 does not reach the master 10.77.0.1 (eth0 "
+			    "does)");
+	/* ... and lo's 127.0.0.1 for an exclusion list that spares it. */
+	w = refused(DISTENV_MODE_TORCHRUN, NULL,
+		    "NCCL_SOCKET_IFNAME=^docker", NULL);
+	assert_non_null(strstr(w->err.what, "NCCL takes lo from it"));
+
+	/* Loopback told by the address, not by the name: an interface
+	 * called eth9 that holds 127.0.0.2 first reaches nobody. */
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	fx_iface(&w->fx, "eth9", "127.0.0.2", 8, 1);
+	fx_iface(&w->fx, "eth9", "10.77.0.9", 24, 1);
+	env_add(w, "NCCL_SOCKET_IFNAME==eth9");
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.what,
+			    "you exported NCCL_SOCKET_IFNAME==eth9, but NCCL "
+			    "takes eth9's address 127.0.0.2 from it (the first "
+			    "address it selects), and that does not reach the "
+			    "master 10.77.0.1 (eth0 does)");
+
+	/* What does reach is kept. */
+	w = derived_with(DISTENV_MODE_TORCHRUN, &rc,
+			 "NCCL_SOCKET_IFNAME=^lo,eth1",
+			 "GLOO_SOCKET_IFNAME=eth0", NULL);
+	assert_int_equal(rc, 0);
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "^lo,eth1");
 	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "eth0");
 	distenv_vars_free(&w->vars);
 
+	/* One node, or the batch script: nothing is checked. */
 	w = world_new(DISTENV_MODE_TORCHRUN);
-	strcpy(w->req.ifname, "=eth1"); /* the user insists on eth1 */
+	w->step.nnodes = 1;
+	w->step.node_id = 0;
+	env_add(w, "GLOO_SOCKET_IFNAME=eth1");
 	assert_int_equal(derive(w), 0);
-	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "=eth1");
-	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "eth1");
 	distenv_vars_free(&w->vars);
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	w->step.kind = DISTENV_STEP_BATCH;
+	env_add(w, "GLOO_SOCKET_IFNAME=eth1");
+	assert_int_equal(derive(w), 0);
+	distenv_vars_free(&w->vars);
+}
+
+/* srun --ntasks-per-node=8 --gpus-per-task=1: Slurm 22.05 gives task 3
+ * its own GPU, as device 0 under cgroup constraints, and keeps the
+ * step's count in SLURM_GPUS_ON_NODE (distenv_gpus.h). */
+static void one_gpu_per_task(void **state)
+{
+	struct world *w;
+	const struct distenv_var *v;
+	int rc;
+
+	(void)state;
+	w = world_new(DISTENV_MODE_TASKS);
+	w->step.ntasks = 16;
+	w->step.local_ntasks = 8;
+	w->step.procid = 11;
+	w->step.localid = 3;
+	env_add(w, "CUDA_VISIBLE_DEVICES=0");
+	env_add(w, "SLURM_STEP_GPUS=3");
+	env_add(w, "SLURM_GPUS_ON_NODE=8");
+	assert_int_equal(derive(w), 0);
+	v = distenv_vars_find(&w->vars, "LOCAL_RANK");
+	assert_string_equal(v->value, "3");
+	assert_string_equal(v->reason,
+			    "SLURM_LOCALID: this task's index on the node; note: "
+			    "each task here sees 1 GPU (CUDA_VISIBLE_DEVICES=0 in "
+			    "this one), so for LOCAL_RANK 1-7 "
+			    "torch.cuda.set_device(LOCAL_RANK) fails with "
+			    "\"invalid device ordinal\": ask for "
+			    "--gpus-per-node=8 instead of --gpus-per-task, so "
+			    "that every task sees the node's GPUs, or use device "
+			    "LOCAL_RANK % 1");
+	/* The node's first task, which --distenv-show prints, says it
+	 * too. */
+	w->step.localid = 0;
+	distenv_vars_free(&w->vars);
+	assert_int_equal(derive(w), 0);
+	assert_non_null(strstr(distenv_vars_find(&w->vars, "LOCAL_RANK")->reason,
+			       "so for LOCAL_RANK 1-7"));
+	distenv_vars_free(&w->vars);
+
+	/* Every task sees the node's GPUs: no note. */
+	w->step.localid = 3;
+	w->env[0] = "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7";
+	w->env[1] = "SLURM_STEP_GPUS=0,1,2,3,4,5,6,7";
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(distenv_vars_find(&w->vars, "LOCAL_RANK")->reason,
+			    "SLURM_LOCALID: this task's index on the node");
+	distenv_vars_free(&w->vars);
+
+	/* torchrun mode, the node's one task bound to one of the step's
+	 * 8 GPUs (--gpu-bind=single:1): 8 processes, and a note. */
+	w = derived_with(DISTENV_MODE_TORCHRUN, &rc,
+			 "CUDA_VISIBLE_DEVICES=0", "SLURM_STEP_GPUS=0",
+			 "SLURM_GPUS_ON_NODE=8");
+	assert_int_equal(rc, 0);
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "8");
+	assert_string_equal(val(w, "PET_NPROC_PER_NODE"), "8");
+	v = distenv_vars_find(&w->vars, "NPROC_PER_NODE");
+	assert_string_equal(v->reason,
+			    "GPUs of the step on this node (SLURM_GPUS_ON_NODE); "
+			    "note: this task sees 1 of them "
+			    "(CUDA_VISIBLE_DEVICES=0), and torchrun's workers "
+			    "inherit that, so local ranks 1-7 find no device: "
+			    "leave out --gpus-per-task and --gpu-bind, so that "
+			    "the node's one task sees all 8");
+	distenv_vars_free(&w->vars);
+
+	/* The plugin's view of the step (user_init): its 4 GPUs here. */
+	w->env[0] = "CUDA_VISIBLE_DEVICES=2";
+	w->env[1] = "SLURM_STEP_GPUS=2";
+	w->env[2] = NULL;
+	w->step.step_gpus = "0,1,2,3";
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NPROC_PER_NODE"), "4");
+	assert_non_null(strstr(distenv_vars_find(&w->vars, "NPROC_PER_NODE")->reason,
+			       "(SLURM_STEP_GPUS of the step); note: this task "
+			       "sees 1 of them"));
+	distenv_vars_free(&w->vars);
+}
+
+/* One reading of the GPUs for every counter (distenv_gpus.h). */
+static void gpu_facts(void **state)
+{
+	const char *bound[] = {"CUDA_VISIBLE_DEVICES=0", "SLURM_STEP_GPUS=5",
+			       "SLURM_GPUS_ON_NODE=4", NULL};
+	const char *whole[] = {"CUDA_VISIBLE_DEVICES=0,1", "SLURM_STEP_GPUS=6,7",
+			       "SLURM_GPUS_ON_NODE=2", NULL};
+	const char *by_hand[] = {"CUDA_VISIBLE_DEVICES=GPU-1b2c,GPU-77aa", NULL};
+	const char *none[] = {"CUDA_VISIBLE_DEVICES=NoDevFiles", NULL};
+	const char *nproc[] = {"NPROC_PER_NODE=3", "SLURM_GPUS_ON_NODE=8", NULL};
+	struct distenv_gpus g;
+
+	(void)state;
+	distenv_gpus_read(bound, NULL, &g);
+	assert_true(g.task_known);
+	assert_int_equal(g.task_count, 1);
+	assert_int_equal(g.node_count, 4);
+	assert_string_equal(g.node_count_from, "SLURM_GPUS_ON_NODE");
+	assert_null(g.node_list); /* SLURM_STEP_GPUS names the task's only */
+	distenv_gpus_read(bound, "4,5,6,7", &g);
+	assert_string_equal(g.node_list, "4,5,6,7");
+	assert_string_equal(g.node_list_from, "SLURM_STEP_GPUS of the step");
+	distenv_gpus_read(whole, NULL, &g);
+	assert_string_equal(g.node_list, "6,7");
+	assert_int_equal(g.node_count, 2);
+	distenv_gpus_read(by_hand, NULL, &g);
+	assert_int_equal(g.node_count, 2);
+	assert_string_equal(g.node_count_from, "CUDA_VISIBLE_DEVICES");
+	distenv_gpus_read(none, NULL, &g);
+	assert_true(g.task_known);
+	assert_int_equal(g.task_count, 0);
+	assert_null(g.task_list);
+	assert_int_equal(g.node_count, 0);
+	assert_int_equal(distenv_gpus_per_node(bound, NULL), 4);
+	assert_int_equal(distenv_gpus_per_node(nproc, NULL), 3);
+	assert_int_equal(distenv_gpus_per_node(none, NULL), 1);
+	assert_int_equal(distenv_gpus_list_count("0,1,2"), 3);
+	assert_int_equal(distenv_gpus_list_count(""), 0);
 }
 
 static void port_sources(void **state)
@@ -481,6 +797,10 @@ int main(void)
 		cmocka_unit_test(earlier_step_values_are_rederived),
 		cmocka_unit_test(user_ifname_matching_nothing),
 		cmocka_unit_test(option_ifname),
+		cmocka_unit_test(user_ifname_syntax),
+		cmocka_unit_test(user_ifname_must_reach_master),
+		cmocka_unit_test(one_gpu_per_task),
+		cmocka_unit_test(gpu_facts),
 		cmocka_unit_test(port_sources),
 		cmocka_unit_test(nproc_sources),
 		cmocka_unit_test(batch_script_values),

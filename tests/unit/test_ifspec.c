@@ -105,6 +105,61 @@ static void any_interface(void **state)
 	assert_string_equal(first, "lo");
 }
 
+/* Addresses are no interface names, for NCCL nor for Gloo. */
+static void addresses_are_not_names(void **state)
+{
+	struct distenv_ifspec s;
+	struct distenv_error err;
+
+	(void)state;
+	assert_true(distenv_ifname_is_address("10.1.2.3", 8));
+	assert_true(distenv_ifname_is_address("192.168.1.", 10));
+	assert_true(distenv_ifname_is_address("fe80::1%eth0", 12));
+	assert_true(distenv_ifname_is_address("::1", 3));
+	assert_true(distenv_ifname_is_address("10.0.0.0/8,eth0", 10));
+	assert_false(distenv_ifname_is_address("eth0.100", 8));
+	assert_false(distenv_ifname_is_address("eth0:1", 6));
+	assert_false(distenv_ifname_is_address("mlx5_0:1", 8));
+	assert_false(distenv_ifname_is_address("100", 3));
+	assert_int_equal(distenv_ifspec_parse("=eth0,10.1.2.3", "o", &s, &err),
+			 -1);
+	assert_string_equal(err.what,
+			    "'10.1.2.3' is an IP address, not an interface name");
+	assert_non_null(strstr(err.fix, "ip -br addr"));
+	assert_int_equal(distenv_ifspec_parse("^fe80::1", "o", &s, &err), -1);
+	assert_int_equal(distenv_ifspec_parse("eth0.100,eth0:1", "o", &s,
+					      &err), 0);
+}
+
+/* The address NCCL's bootstrap takes: the first selected, in
+ * getifaddrs order, IPv6 loopback skipped, up or not. */
+static void nccl_takes_the_first(void **state)
+{
+	struct distenv_iface ifs[4];
+	struct distenv_ifspec s;
+	struct distenv_error err;
+
+	(void)state;
+	memset(ifs, 0, sizeof(ifs));
+	strcpy(ifs[0].name, "lo");
+	distenv_ip_parse("::1", &ifs[0].ip);
+	strcpy(ifs[1].name, "lo");
+	distenv_ip_parse("127.0.0.1", &ifs[1].ip);
+	strcpy(ifs[2].name, "eth1");
+	distenv_ip_parse("10.99.2.1", &ifs[2].ip);
+	strcpy(ifs[3].name, "eth0");
+	distenv_ip_parse("10.77.0.2", &ifs[3].ip);
+	ifs[3].up = 1;
+	distenv_ifspec_parse("^docker", "o", &s, &err);
+	assert_ptr_equal(distenv_ifspec_nccl_takes(&s, ifs, 4), &ifs[1]);
+	distenv_ifspec_parse("eth", "o", &s, &err);
+	assert_ptr_equal(distenv_ifspec_nccl_takes(&s, ifs, 4), &ifs[2]);
+	distenv_ifspec_parse("^lo,eth1", "o", &s, &err);
+	assert_ptr_equal(distenv_ifspec_nccl_takes(&s, ifs, 4), &ifs[3]);
+	distenv_ifspec_parse("=ib0", "o", &s, &err);
+	assert_null(distenv_ifspec_nccl_takes(&s, ifs, 4));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -112,6 +167,8 @@ int main(void)
 		cmocka_unit_test(parse_errors),
 		cmocka_unit_test(matching),
 		cmocka_unit_test(any_interface),
+		cmocka_unit_test(addresses_are_not_names),
+		cmocka_unit_test(nccl_takes_the_first),
 	};
 
 	return cmocka_run_group_tests_name("ifspec", tests, NULL, NULL);

@@ -168,6 +168,46 @@ static void down_interface_is_not_used(void **state)
 	assert_string_equal(c.ifname, "eth2");
 }
 
+/* Which interfaces reach the master: the chosen one, and those whose
+ * subnet holds any address the master's name resolved to; never an
+ * address that is loopback, whatever the interface is called. */
+static void interfaces_that_reach(void **state)
+{
+	struct net_fixture f;
+	struct distenv_master_choice c;
+	struct distenv_error err;
+	char names[128];
+
+	(void)state;
+	fx_cluster_node(&f, 2, "n1");
+	fx_iface(&f, "ib0", "10.88.0.2", 24, 1);
+	fx_iface(&f, "eth7", "127.0.0.7", 8, 1);
+	fx_iface(&f, "eth8", "10.77.0.8", 24, 0); /* down */
+	fx_addr(&f, "10.77.0.1", "eth0");
+	fx_addr(&f, "10.88.0.1", "ib0"); /* the master's name on both */
+	assert_int_equal(distenv_master_choose(&f.net, "n2", 1, 0, &c, &err), 0);
+	assert_true(distenv_master_reaches(&f.net, &c, "eth0"));
+	assert_true(distenv_master_reaches(&f.net, &c, "ib0"));
+	assert_false(distenv_master_reaches(&f.net, &c, "eth1"));
+	assert_false(distenv_master_reaches(&f.net, &c, "lo"));
+	assert_false(distenv_master_reaches(&f.net, &c, "eth7"));
+	assert_false(distenv_master_reaches(&f.net, &c, "eth8"));
+	assert_false(distenv_master_reaches(&f.net, &c, "ens5"));
+	assert_string_equal(distenv_master_reaching(&f.net, &c, NULL, names,
+						    sizeof(names)),
+			    "eth0, ib0");
+	assert_string_equal(distenv_master_reaching(&f.net, &c, "ib0", names,
+						    sizeof(names)),
+			    "eth0");
+
+	/* Routed, not on a local subnet: the route's interface. */
+	fx_cluster_node(&f, 2, "master.example");
+	fx_addr(&f, "10.200.3.4", "eth0");
+	assert_int_equal(distenv_master_choose(&f.net, "n2", 1, 0, &c, &err), 0);
+	assert_true(distenv_master_reaches(&f.net, &c, "eth0"));
+	assert_false(distenv_master_reaches(&f.net, &c, "eth1"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +221,7 @@ int main(void)
 		cmocka_unit_test(no_interface_reaches),
 		cmocka_unit_test(no_address_at_all),
 		cmocka_unit_test(down_interface_is_not_used),
+		cmocka_unit_test(interfaces_that_reach),
 	};
 
 	return cmocka_run_group_tests_name("master", tests, NULL, NULL);

@@ -56,6 +56,20 @@ static const char *rank(const char *gpus)
 	return distenv_topo_hca_value(&topo, &plan, value, sizeof(value));
 }
 
+/* The step's GPUs on this node for a task environment (and the step's
+ * SLURM_STEP_GPUS as user_init read it, or NULL). */
+static int node_gpus(const char *const *env, const char *step_gpus,
+		     size_t *sel, size_t *n, const char **source, char *note,
+		     size_t len)
+{
+	struct distenv_gpus g;
+	struct distenv_error err;
+
+	distenv_gpus_read(env, step_gpus, &g);
+	return distenv_topo_node_gpus(&topo, &g, sel, n, source, note, len,
+				      &err);
+}
+
 static const char *netdev(size_t i)
 {
 	assert_true(i < plan.n_netdevs);
@@ -309,9 +323,8 @@ static void driver_info(void **state)
 		const char *env[] = {"CUDA_VISIBLE_DEVICES=0,1",
 				     "SLURM_STEP_GPUS=2,3", NULL};
 
-		assert_int_equal(distenv_topo_task_gpus(&topo, env, sel, &n,
-							&source, note,
-							sizeof(note), &err),
+		assert_int_equal(node_gpus(env, NULL, sel, &n, &source, note,
+					   sizeof(note)),
 				 0);
 		assert_string_equal(source, "SLURM_STEP_GPUS");
 		assert_int_equal(n, 2);
@@ -330,32 +343,61 @@ static void gpu_lists(void **state)
 			      "SLURM_STEP_GPUS=0", NULL};
 	const char *empty[] = {"CUDA_VISIBLE_DEVICES=", NULL};
 	const char *step_only[] = {"SLURM_STEP_GPUS=1,3", NULL};
-	const char *subset[] = {"CUDA_VISIBLE_DEVICES=2",
-				"SLURM_STEP_GPUS=2,3", NULL};
+	const char *by_hand[] = {"CUDA_VISIBLE_DEVICES=2", NULL};
+	/* Task 1 of srun --gpus-per-task=1 on a step holding GPUs 2 and 3
+	 * here, cgroup-constrained: Slurm 22.05 narrows both lists to the
+	 * task's GPU and keeps the step's count (distenv_gpus.h). */
+	const char *bound[] = {"CUDA_VISIBLE_DEVICES=1", "SLURM_STEP_GPUS=3",
+			       "SLURM_GPUS_ON_NODE=2", NULL};
+	const char *whole[] = {"CUDA_VISIBLE_DEVICES=0", "SLURM_STEP_GPUS=3",
+			       "SLURM_GPUS_ON_NODE=4", NULL};
 
 	(void)state;
 	load(JURECA, NULL);
-	assert_int_equal(distenv_topo_task_gpus(&topo, none, sel, &n, &source,
-						note, sizeof(note), &err),
+	assert_int_equal(node_gpus(none, NULL, sel, &n, &source, note,
+				   sizeof(note)),
 			 0);
 	assert_int_equal(n, 0);
-	assert_int_equal(distenv_topo_task_gpus(&topo, empty, sel, &n, &source,
-						note, sizeof(note), &err),
+	assert_int_equal(node_gpus(empty, NULL, sel, &n, &source, note,
+				   sizeof(note)),
 			 0);
 	assert_int_equal(n, 0);
-	assert_int_equal(distenv_topo_task_gpus(&topo, step_only, sel, &n,
-						&source, note, sizeof(note),
-						&err),
+	assert_int_equal(node_gpus(step_only, NULL, sel, &n, &source, note,
+				   sizeof(note)),
 			 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(sel[1], 3);
-	assert_int_equal(distenv_topo_task_gpus(&topo, subset, sel, &n,
-						&source, note, sizeof(note),
-						&err),
+	/* No Slurm GPU variable: the hand-exported list, the same in
+	 * every task. */
+	assert_int_equal(node_gpus(by_hand, NULL, sel, &n, &source, note,
+				   sizeof(note)),
 			 0);
 	assert_string_equal(source, "CUDA_VISIBLE_DEVICES");
 	assert_int_equal(n, 1);
 	assert_int_equal(sel[0], 2);
+	/* A bound task: its own GPU is not the step's set. The plugin
+	 * knows the set from user_init; the command alone does not. */
+	assert_int_equal(node_gpus(bound, "2,3", sel, &n, &source, note,
+				   sizeof(note)),
+			 0);
+	assert_string_equal(source, "SLURM_STEP_GPUS of the step");
+	assert_int_equal(n, 2);
+	assert_int_equal(sel[0], 2);
+	assert_int_equal(sel[1], 3);
+	assert_int_equal(node_gpus(bound, NULL, sel, &n, &source, note,
+				   sizeof(note)),
+			 0);
+	assert_null(source);
+	assert_int_equal(n, 0);
+	assert_string_equal(note, "the step holds 2 GPUs here "
+				  "(SLURM_GPUS_ON_NODE) but no variable says "
+				  "which");
+	/* ... unless the step holds every GPU of the node. */
+	assert_int_equal(node_gpus(whole, NULL, sel, &n, &source, note,
+				   sizeof(note)),
+			 0);
+	assert_string_equal(source, "SLURM_GPUS_ON_NODE: every GPU of the node");
+	assert_int_equal(n, 4);
 	assert_int_equal(distenv_topo_parse_gpus(&topo, "0,,1", "--gpus", sel,
 						 &n, note, sizeof(note), &err),
 			 -1);
@@ -477,7 +519,7 @@ static void derive_with_topology(void **state)
 		"HCAs closest to GPUs 2,3 (CUDA_VISIBLE_DEVICES): mlx5_2: same "
 		"PCI switch as GPU 2 (bridge 0000:81:00.0) (netdev ib2); "
 		"mlx5_3: same PCI switch as GPU 3 (bridge 0000:c1:00.0) "
-		"(netdev ib3)");
+		"(netdev ib3); the same for every task of the node");
 	v = distenv_vars_find(&w->vars, "NCCL_SOCKET_IFNAME");
 	assert_non_null(strstr(v->reason, "ib2: same PCI switch as GPU 2"));
 	assert_non_null(strstr(w->vars.items[w->vars.count - 1].value,
@@ -550,6 +592,161 @@ static void virtual_only(void **state)
 	distenv_vars_free(&w->vars);
 }
 
+/* srun --ntasks-per-node=4 --gpus-per-task=1 in tasks mode: Slurm
+ * 22.05 gives each task its own GPU (device 0 under cgroup constraints,
+ * else its own index), SLURM_STEP_GPUS names that one GPU, and
+ * SLURM_GPUS_ON_NODE keeps the step's 4. NCCL_IB_HCA (and the interface
+ * NCCL prefers) must be the node's value in every task. */
+static void hca_one_value_per_node(void **state)
+{
+	static const char *const own[] = {"SLURM_STEP_GPUS=0", "SLURM_STEP_GPUS=1",
+					  "SLURM_STEP_GPUS=2", "SLURM_STEP_GPUS=3"};
+	static const char *const cvd[] = {"CUDA_VISIBLE_DEVICES=0",
+					  "CUDA_VISIBLE_DEVICES=1",
+					  "CUDA_VISIBLE_DEVICES=2",
+					  "CUDA_VISIBLE_DEVICES=3"};
+	struct world *w;
+	int k, constrained;
+
+	(void)state;
+	load(JURECA, NULL);
+	for (constrained = 0; constrained < 2; constrained++) {
+		for (k = 0; k < 4; k++) {
+			w = world_new(constrained ? cvd[0] : cvd[k]);
+			w->req.mode = DISTENV_MODE_TASKS;
+			w->step.ntasks = 8;
+			w->step.local_ntasks = 4;
+			w->step.procid = 4 + (uint32_t)k;
+			w->step.localid = (uint32_t)k;
+			w->env[1] = own[k];
+			w->env[2] = "SLURM_GPUS_ON_NODE=4";
+			w->step.topo = &topo;
+			assert_int_equal(derive(w), 0);
+			assert_string_equal(
+				distenv_vars_value(&w->vars, "NCCL_IB_HCA"),
+				"=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1");
+			assert_non_null(strstr(
+				distenv_vars_find(&w->vars, "NCCL_IB_HCA")->reason,
+				"HCAs closest to GPUs 0,1,2,3 (SLURM_GPUS_ON_NODE: "
+				"every GPU of the node)"));
+			assert_string_equal(
+				distenv_vars_value(&w->vars, "NCCL_SOCKET_IFNAME"),
+				"=ib0");
+			distenv_vars_free(&w->vars);
+		}
+	}
+	/* Half the node, GPUs 2 and 3: the task's variables do not say
+	 * which, the step's environment in user_init does. */
+	for (k = 2; k < 4; k++) {
+		w = world_new(cvd[k]);
+		w->req.mode = DISTENV_MODE_TASKS;
+		w->step.local_ntasks = 2;
+		w->step.localid = (uint32_t)k - 2;
+		w->env[1] = own[k];
+		w->env[2] = "SLURM_GPUS_ON_NODE=2";
+		w->step.topo = &topo;
+		w->step.step_gpus = "2,3";
+		assert_int_equal(derive(w), 0);
+		assert_string_equal(distenv_vars_value(&w->vars, "NCCL_IB_HCA"),
+				    "=mlx5_2:1,mlx5_3:1");
+		assert_string_equal(
+			distenv_vars_value(&w->vars, "NCCL_SOCKET_IFNAME"),
+			"=ib2");
+		distenv_vars_free(&w->vars);
+	}
+	/* The V100 node: one HCA per socket, both for every task. */
+	load(V100, NULL);
+	for (k = 0; k < 4; k++) {
+		w = world_new(cvd[0]);
+		w->req.mode = DISTENV_MODE_TASKS;
+		w->step.local_ntasks = 4;
+		w->step.localid = (uint32_t)k;
+		w->env[1] = own[k];
+		w->env[2] = "SLURM_GPUS_ON_NODE=4";
+		w->step.topo = &topo;
+		assert_int_equal(derive(w), 0);
+		assert_string_equal(distenv_vars_value(&w->vars, "NCCL_IB_HCA"),
+				    "=mlx5_0:1,mlx5_1:1");
+		distenv_vars_free(&w->vars);
+	}
+}
+
+/* With the node's topology, an HCA list from the user or the site that
+ * selects no active port fails: NCCL would use TCP without a word. */
+static struct world *hca_world(const char *hca, struct distenv_topo *t,
+				int rc)
+{
+	struct world *w = world_new("CUDA_VISIBLE_DEVICES=0");
+
+	w->env[1] = hca;
+	w->step.topo = t;
+	assert_int_equal(derive(w), rc);
+	return w;
+}
+
+static void hca_lists_checked(void **state)
+{
+	struct world *w;
+
+	(void)state;
+	load(JURECA, NULL);
+	w = hca_world("NCCL_IB_HCA=mlx5_9", &topo, -1);
+	/* the ports in the topology's order */
+	assert_string_equal(w->err.where, "node jrc0324: NCCL_IB_HCA (exported)");
+	assert_string_equal(w->err.what,
+			    "'mlx5_9' selects no active port of this node's HCAs "
+			    "(mlx5_1:1, mlx5_0:1, mlx5_3:1, mlx5_2:1): NCCL would "
+			    "find no InfiniBand device and fall back to TCP "
+			    "sockets without a word");
+	assert_non_null(strstr(w->err.fix, "unset NCCL_IB_HCA"));
+
+	/* a port the HCA does not have, an exclusion of every HCA, a
+	 * port that is no number */
+	hca_world("NCCL_IB_HCA==mlx5_0:2", &topo, -1);
+	hca_world("NCCL_IB_HCA=^mlx5", &topo, -1);
+	w = hca_world("NCCL_IB_HCA==mlx5_0:x", &topo, -1);
+	assert_string_equal(w->err.what,
+			    "'mlx5_0:x': the port after ':' is not a number "
+			    "from 1");
+
+	/* What selects a port is kept as given. */
+	w = hca_world("NCCL_IB_HCA=^=mlx5_0,mlx5_1", &topo, 0);
+	assert_string_equal(distenv_vars_value(&w->vars, "NCCL_IB_HCA"),
+			    "^=mlx5_0,mlx5_1");
+	distenv_vars_free(&w->vars);
+
+	/* Without a topology nothing is known to check against. */
+	w = hca_world("NCCL_IB_HCA=mlx5_9", NULL, 0);
+	distenv_vars_free(&w->vars);
+
+	/* The site's fixed list: checked, unless the user's replaces it. */
+	w = world_new("CUDA_VISIBLE_DEVICES=0");
+	w->site.hca_mode = DISTENV_HCA_FIXED;
+	strcpy(w->site.hca, "=mlx5_4,mlx5_5");
+	w->step.topo = &topo;
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where, "node jrc0324: site policy hca:");
+	assert_non_null(strstr(w->err.fix, "ask the admin to correct hca:"));
+	w->env[1] = "NCCL_IB_HCA==mlx5_1:1";
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(distenv_vars_value(&w->vars, "NCCL_IB_HCA"),
+			    "=mlx5_1:1");
+	distenv_vars_free(&w->vars);
+	w->env[1] = NULL;
+	strcpy(w->site.hca, "=mlx5_1,mlx5_3");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(distenv_vars_value(&w->vars, "NCCL_IB_HCA"),
+			    "=mlx5_1,mlx5_3");
+	distenv_vars_free(&w->vars);
+
+	/* A port the topology says is down selects nothing. */
+	assert_string_equal(topo.nics[3].name, "mlx5_0");
+	topo.nics[3].port_state[0] = 1; /* DOWN */
+	w = hca_world("NCCL_IB_HCA==mlx5_0", &topo, -1);
+	assert_non_null(strstr(w->err.what, "(mlx5_1:1, mlx5_3:1, mlx5_2:1; "
+					    "no active port: mlx5_0)"));
+}
+
 /* This machine, natively: no GPU, so no HCA, whatever NICs it has. */
 static void native(void **state)
 {
@@ -591,6 +788,8 @@ int main(void)
 		cmocka_unit_test(gpu_info_parse),
 		cmocka_unit_test(derive_with_topology),
 		cmocka_unit_test(virtual_only),
+		cmocka_unit_test(hca_one_value_per_node),
+		cmocka_unit_test(hca_lists_checked),
 		cmocka_unit_test(native),
 		cmocka_unit_test(bad_xml),
 	};
