@@ -34,6 +34,25 @@
  * slurmstepd carries; the task runs as the step's owner, who may cancel
  * it). Called after the message was read from the task's stderr.
  */
+/* slurm_kill_job_step(3) with SIGKILL, in the form this release's
+ * slurm.h declares (configure.ac); flags 0: none. */
+static int kill_step(uint32_t job, uint32_t step)
+{
+#if defined(DISTENV_KILL_STEP_BY_ID)
+	slurm_step_id_t id;
+
+	memset(&id, 0, sizeof(id));
+	id.job_id = job;
+	id.step_id = step;
+	id.step_het_comp = NO_VAL;
+	return slurm_kill_job_step(&id, SIGKILL, 0);
+#elif defined(DISTENV_KILL_STEP_HAS_FLAGS)
+	return slurm_kill_job_step(job, step, SIGKILL, 0);
+#else
+	return slurm_kill_job_step(job, step, SIGKILL);
+#endif
+}
+
 static void end_step(spank_t sp)
 {
 	uint32_t job = 0, step = 0, nnodes = 0;
@@ -48,12 +67,7 @@ static void end_step(spank_t sp)
 			"none waits for this one\n", job, step, nnodes);
 	fflush(stderr);
 	distenv_pipe_wait_drained(STDERR_FILENO, 1000, 100);
-	/* configure.ac: the flags argument of newer releases; 0 = none. */
-#ifdef DISTENV_KILL_STEP_HAS_FLAGS
-	if (slurm_kill_job_step(job, step, SIGKILL, 0) != SLURM_SUCCESS)
-#else
-	if (slurm_kill_job_step(job, step, SIGKILL) != SLURM_SUCCESS)
-#endif
+	if (kill_step(job, step) != SLURM_SUCCESS)
 		fprintf(stderr, "distenv: could not cancel step %u.%u: %s\n",
 			job, step, slurm_strerror(errno));
 }

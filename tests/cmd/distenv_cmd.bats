@@ -19,7 +19,7 @@ setup() {
 @test "version names the Slurm release it was built against" {
 	run "$DISTENV" --version
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ ^distenv\ [0-9.]+\ \(built\ against\ Slurm\ 22\.05\.[0-9]+\)$ ]]
+	[[ "$output" =~ ^distenv\ [0-9.]+\ \(built\ against\ Slurm\ [0-9]{2}\.[0-9]{2}\.[0-9]+\)$ ]]
 }
 
 @test "env prints exports that eval sets, single-node step on loopback" {
@@ -90,7 +90,8 @@ setup() {
 	export SLURM_STEP_NUM_NODES=2 SLURM_STEP_NODELIST=localhost,otherhost SLURM_STEP_TASKS_PER_NODE='1(x2)'
 	run "$DISTENV" env
 	[ "$status" -eq 1 ]
-	[[ "$output" == "distenv: error: node localhost: master host localhost: the name resolves only to the loopback address 127.0.0.1, which other nodes cannot reach. map the name to the node's cluster address in /etc/hosts or DNS"* ]]
+	# 127.0.0.1, or ::1 where /etc/hosts maps localhost to it first
+	[[ "$output" =~ ^"distenv: error: node localhost: master host localhost: the name resolves only to the loopback address "(127\.0\.0\.1|::1)", which other nodes cannot reach. map the name to the node's cluster address in /etc/hosts or DNS" ]]
 }
 
 @test "an interface that does not exist is named with the ones that do" {

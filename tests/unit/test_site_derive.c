@@ -341,7 +341,8 @@ static void default_mode_and_port_range(void **state)
 	assert_string_equal(val("WORLD_SIZE"), "2"); /* tasks mode */
 	assert_null(val("FORCE_TORCHRUN"));
 	assert_int_equal(distenv_parse_u32(val("MASTER_PORT"), 65535, &port), 0);
-	assert_in_range(port, 29700, 29709);
+	/* not assert_in_range: cmocka 2 deprecates it */
+	assert_true(port >= 29700 && port <= 29709);
 	assert_non_null(strstr(why("MASTER_PORT"), "in port_range 29700-29709"));
 	distenv_vars_free(&w.vars);
 }
