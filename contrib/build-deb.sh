@@ -39,6 +39,12 @@ else
 fi
 rm -rf "$work/distenv/debian"
 cp -a contrib/debian "$work/distenv/debian"
+# The package's version carries the Slurm major.minor it is built for
+# (0.1.0-1+slurm22.05): a plugin loads only into that release, and one
+# repository can then hold a build per release.
+slurm_mm=$(dpkg-query -W -f='${Version}' libslurm-dev | cut -d. -f1,2)
+[[ $slurm_mm =~ ^[0-9]+\.[0-9]+$ ]] || { echo "build-deb: cannot read libslurm-dev's version" >&2; exit 1; }
+sed -i "1s/^distenv (\([^)]*\))/distenv (\1+slurm$slurm_mm)/" "$work/distenv/debian/changelog"
 
 cd "$work/distenv"
 log=$out/dpkg-buildpackage.log

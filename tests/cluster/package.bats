@@ -118,6 +118,10 @@ setup() {
 	[[ "$output" == *"slurm-wlm-basic-plugins (>= $mm), slurm-wlm-basic-plugins (<< $next)"* ]]
 	run /usr/bin/distenv --version
 	[[ "$output" == "distenv "*" (built against Slurm $mm."* ]]
+	# and its version says so, so that builds for two releases can sit
+	# in one repository
+	[[ "$(dpkg-query -W -f='${Version}' "$PKG")" == *"+slurm$mm" ]]
+	[[ "$(basename "$deb")" == *"+slurm${mm}_"*.deb ]]
 }
 
 @test "package: the example site file and the job templates are installed, and the example passes check-config" {
@@ -225,6 +229,28 @@ PY
 	run srun -N2 --distenv bash -c 'echo "RANK $NODE_RANK"'
 	[ "$status" -eq 0 ]
 	[ "$(grep -c '^RANK [01]$' <<<"$output")" -eq 2 ]
+}
+
+@test "package: the removal guard reads the plugstack configuration slurm.conf names, and the files it includes" {
+	snippet_disable
+	alt=$DISTENV_CLUSTER_DIR/alt
+	mkdir -p "$alt/plugstack.d"
+	sed "s|^PlugStackConfig=.*|PlugStackConfig=$alt/plugstack.conf|" "$SLURM_CONF" >"$alt/slurm.conf"
+	# directly in PlugStackConfig
+	echo "required $PLUGINDIR/distenv.so" >"$alt/plugstack.conf"
+	SLURM_CONF="$alt/slurm.conf" run pkg_dpkg -r "$PKG"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"not removed: $alt/plugstack.conf loads distenv.so as required"* ]]
+	# through an include
+	echo "include $alt/plugstack.d/*.conf" >"$alt/plugstack.conf"
+	echo "required distenv.so" >"$alt/plugstack.d/50-distenv.conf"
+	SLURM_CONF="$alt/slurm.conf" run pkg_dpkg -r "$PKG"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"not removed: $alt/plugstack.d/50-distenv.conf loads distenv.so"* ]]
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$PKG")" = installed ]
+	rm -rf "$alt"
 }
 
 @test "package: rollback (comment the line out, dpkg -r) leaves Slurm working without the plugin" {
