@@ -39,6 +39,30 @@ static void row(const char *key, const char *value, const char *from)
 	printf("  %-15s %-32s %s\n", key, value, from);
 }
 
+/* The site controls: enabled:, lf_features:, locked: (both true and
+ * nothing locked unless the file says). */
+static void print_controls(const struct distenv_policy_file *f,
+			   const struct distenv_policy_partition *part,
+			   const struct distenv_policy *p)
+{
+	char from[DISTENV_PARTITION_MAX + 16];
+	unsigned l = (p->set & DISTENV_POLICY_LOCKED) ? p->locked : 0;
+
+	row("enabled",
+	    (p->set & DISTENV_POLICY_ENABLED) && !p->enabled ? "false" : "true",
+	    source(f, part, DISTENV_POLICY_ENABLED, from, sizeof(from)));
+	row("lf_features",
+	    (p->set & DISTENV_POLICY_LF_FEATURES) && !p->lf_features ? "false"
+								       : "true",
+	    source(f, part, DISTENV_POLICY_LF_FEATURES, from, sizeof(from)));
+	row("locked",
+	    l == (DISTENV_SITE_LOCK_PORTS | DISTENV_SITE_LOCK_IFACES) ?
+		    "port_range, interfaces" :
+	    l == DISTENV_SITE_LOCK_PORTS  ? "port_range" :
+	    l == DISTENV_SITE_LOCK_IFACES ? "interfaces" : "(nothing)",
+	    source(f, part, DISTENV_POLICY_LOCKED, from, sizeof(from)));
+}
+
 static void print_policy(const struct distenv_policy_file *f,
 			 const char *partition)
 {
@@ -108,6 +132,7 @@ static void print_policy(const struct distenv_policy_file *f,
 		row("storage", v,
 		    source(f, part, DISTENV_POLICY_STORAGE, from, sizeof(from)));
 	}
+	print_controls(f, part, &p);
 }
 
 int distenv_cmd_check_config(int argc, char **argv)

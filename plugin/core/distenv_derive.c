@@ -1049,6 +1049,8 @@ int distenv_derive(const struct distenv_site *site,
 	d.multi_node = step->nnodes > 1;
 	if (d.mode == DISTENV_MODE_OFF)
 		return 0;
+	if (distenv_site_check_request(site, req, err))
+		return -1;
 	if (check_torchrun_layout(&d) ||
 	    distenv_user_check(d.mode, step, net, err) || choose_master(&d) ||
 	    topo_prepare(&d))

@@ -76,7 +76,8 @@ int distenv_needs_net(const struct distenv_site *site,
  * Derive. vars must be empty; on success it holds the variables in export
  * order (nothing at all for mode off), the site's extra variables
  * (site->vars, reason "site policy, partition P") just before
- * DISTENV_SET. The site's interfaces: list and address_family: steer the
+ * DISTENV_SET. First the site's controls (distenv_site_check_request:
+ * enabled:, lf_features:, locked:). The site's interfaces: list and address_family: steer the
  * master choice (distenv_master_choose_prefs); the user's own
  * --distenv-ifname or exported interface variables are not filtered.
  * Errors (vars is freed): more than one task on a node in torchrun mode;

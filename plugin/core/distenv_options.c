@@ -289,3 +289,51 @@ const char *distenv_printable(const char *value, char *buf, size_t len)
 		memcpy(buf + len - 4, "...", 4);
 	return buf;
 }
+
+/* The rule's place, for messages: "partition P" or "the site". */
+static const char *rule_scope(const struct distenv_site *site, char *buf,
+			      size_t len)
+{
+	if (site->partition[0])
+		snprintf(buf, len, "partition %s", site->partition);
+	else
+		snprintf(buf, len, "this site");
+	return buf;
+}
+
+int distenv_site_check_request(const struct distenv_site *site,
+			       const struct distenv_request *req,
+			       struct distenv_error *err)
+{
+	const char *file = site->config[0] ? site->config : "the site file";
+	char scope[DISTENV_PARTITION_MAX + 16];
+
+	rule_scope(site, scope, sizeof(scope));
+	if (site->disabled)
+		return distenv_error_set(
+			err, "--distenv", "run without --distenv here, or on a "
+			"partition where distenv is on; ask your admins why",
+			"distenv is turned off for %s (%s: enabled: false)",
+			scope, file);
+	if (site->lf_disabled && req->lf_config[0])
+		return distenv_error_set(
+			err, "--distenv-lf-config", "leave it out and pass the "
+			"YAML to llamafactory-cli yourself, or ask your admins",
+			"the LLaMA-Factory run preparation is turned off for "
+			"%s (%s: lf_features: false)", scope, file);
+	if ((site->locked & DISTENV_SITE_LOCK_PORTS) && req->port)
+		return distenv_error_set(
+			err, "--distenv-port", "leave --distenv-port out: "
+			"distenv picks the port from the site's range",
+			"the site locks the port range for %s (%s: locked: "
+			"[port_range]), so --distenv-port=%u is not taken",
+			scope, file, req->port);
+	if ((site->locked & DISTENV_SITE_LOCK_IFACES) && req->ifname[0])
+		return distenv_error_set(
+			err, "--distenv-ifname", "leave --distenv-ifname out: "
+			"distenv picks the interface by the site's rules",
+			"the site locks the interface rules for %s (%s: locked: "
+			"[interfaces]), so --distenv-ifname=%s is not taken",
+			scope, file, req->ifname);
+	return 0;
+}

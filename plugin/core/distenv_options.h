@@ -102,7 +102,27 @@ struct distenv_site {
 	char topology_xml[DISTENV_SITE_PATH_MAX]; /* topology_xml:, "" = native */
 	size_t n_vars;                         /* env: */
 	struct distenv_site_var vars[DISTENV_SITE_VARS_MAX];
+	/* Site controls (policy file): */
+	int disabled;    /* enabled: false: distenv refused here */
+	int lf_disabled; /* lf_features: false: --distenv-lf-config refused */
+	unsigned locked; /* locked: DISTENV_SITE_LOCK_* */
 };
+
+/* locked: in the site file: what users' options may not change. */
+#define DISTENV_SITE_LOCK_PORTS 0x1u  /* port_range: --distenv-port */
+#define DISTENV_SITE_LOCK_IFACES 0x2u /* interfaces: --distenv-ifname */
+
+/*
+ * The site's controls against the request (the user's options): a step
+ * on a partition with enabled: false, --distenv-lf-config where
+ * lf_features: false, --distenv-port or --distenv-ifname where locked:
+ * names port_range or interfaces. Pure. Errors name the option, the
+ * rule and its partition, and the fix (leave the option out, or ask the
+ * admins).
+ */
+int distenv_site_check_request(const struct distenv_site *site,
+			       const struct distenv_request *req,
+			       struct distenv_error *err);
 
 /* Default port_range: below Linux's default ephemeral range 32768-60999
  * (Documentation/networking/ip-sysctl.rst, ip_local_port_range) and above

@@ -92,6 +92,12 @@ int distenv_policy_effective(const struct distenv_policy_file *file,
 		out->n_storage = o->n_storage;
 		memcpy(out->storage, o->storage, sizeof(out->storage));
 	}
+	if (o->set & DISTENV_POLICY_ENABLED)
+		out->enabled = o->enabled;
+	if (o->set & DISTENV_POLICY_LF_FEATURES)
+		out->lf_features = o->lf_features;
+	if (o->set & DISTENV_POLICY_LOCKED)
+		out->locked = o->locked;
 	out->set |= o->set;
 	return 1;
 }
@@ -119,6 +125,13 @@ void distenv_policy_apply(const struct distenv_policy *policy,
 	memcpy(site->topology_xml, p->topology_xml, sizeof(site->topology_xml));
 	site->n_vars = p->n_env;
 	memcpy(site->vars, p->env, sizeof(site->vars));
+	site->disabled = (p->set & DISTENV_POLICY_ENABLED) && !p->enabled;
+	site->lf_disabled = (p->set & DISTENV_POLICY_LF_FEATURES) &&
+			    !p->lf_features;
+	site->locked = (p->set & DISTENV_POLICY_LOCKED) ? p->locked : 0;
+	/* A partition switched off gets no site default either. */
+	if (site->disabled)
+		site->default_mode = DISTENV_MODE_OFF;
 }
 
 void distenv_policy_site_for_env(const struct distenv_policy_file *file,

@@ -16,6 +16,11 @@
  *   topology_xml: /PATH         hwloc XML of the node type
  *   env: {NAME: VALUE, ...}     extra variables for the tasks
  *   storage: [{path: /PATH, type: shared|local}, ...]
+ *   enabled: true|false         false: distenv refused, even with
+ *                               --distenv (a site default stays off)
+ *   lf_features: true|false     false: --distenv-lf-config refused
+ *   locked: [port_range, interfaces]  the user's --distenv-port /
+ *                               --distenv-ifname refused
  *   partitions: {PARTITION: {any key above but version and partitions}}
  *
  * A partition's keys replace the top-level ones, except env:, which is
@@ -48,6 +53,9 @@
 #define DISTENV_POLICY_TOPOLOGY_XML 0x040u
 #define DISTENV_POLICY_ENV 0x080u
 #define DISTENV_POLICY_STORAGE 0x100u
+#define DISTENV_POLICY_ENABLED 0x200u
+#define DISTENV_POLICY_LF_FEATURES 0x400u
+#define DISTENV_POLICY_LOCKED 0x800u
 
 #define DISTENV_POLICY_MOUNTS_MAX 32
 #define DISTENV_POLICY_PARTITIONS_MAX 256
@@ -81,6 +89,9 @@ struct distenv_policy {
 	struct distenv_site_var env[DISTENV_SITE_VARS_MAX];
 	size_t n_storage;
 	struct distenv_policy_mount storage[DISTENV_POLICY_MOUNTS_MAX];
+	int enabled;     /* enabled: (default true) */
+	int lf_features; /* lf_features: (default true) */
+	unsigned locked; /* locked: DISTENV_SITE_LOCK_* */
 };
 
 struct distenv_policy_partition {

@@ -40,10 +40,11 @@ struct parser {
 static const char top_keys[] =
 	"accepted keys: version, default_mode, port_range, interfaces, "
 	"address_family, master_name, hca, topology_xml, env, storage, "
-	"partitions";
+	"enabled, lf_features, locked, partitions";
 static const char partition_keys[] =
 	"accepted keys in a partition: default_mode, port_range, interfaces, "
-	"address_family, master_name, hca, topology_xml, env, storage";
+	"address_family, master_name, hca, topology_xml, env, storage, "
+	"enabled, lf_features, locked";
 
 static void where_at(const struct parser *p, yaml_mark_t m, char *buf)
 {
@@ -567,6 +568,60 @@ static int h_storage(struct parser *p, struct distenv_policy *pol,
 	}
 }
 
+/* true or false, as YAML 1.2's core schema writes them. */
+static int scalar_bool(struct parser *p, const char *key, int *out)
+{
+	const char *acc = "accepted values: true, false";
+	char v[16], where[WHERE_MAX];
+
+	if (next_scalar(p, key, acc, v, sizeof(v), where))
+		return -1;
+	if (strcmp(v, "true") && strcmp(v, "false"))
+		return fail_at(p, p->ev.start_mark, acc,
+			       "%s: '%s' is not true or false", key, v);
+	*out = v[0] == 't';
+	return 0;
+}
+
+static int h_enabled(struct parser *p, struct distenv_policy *pol,
+		     const char *key)
+{
+	return scalar_bool(p, key, &pol->enabled);
+}
+
+static int h_lf_features(struct parser *p, struct distenv_policy *pol,
+			 const char *key)
+{
+	return scalar_bool(p, key, &pol->lf_features);
+}
+
+/* A YAML list of the rules users may not override. */
+static int h_locked(struct parser *p, struct distenv_policy *pol,
+		    const char *key)
+{
+	const char *acc = "write a YAML list of port_range, interfaces";
+	char name[32];
+
+	if (next(p) || expect(p, YAML_SEQUENCE_START_EVENT, key, acc))
+		return -1;
+	pol->locked = 0;
+	for (;;) {
+		if (next(p))
+			return -1;
+		if (p->ev.type == YAML_SEQUENCE_END_EVENT)
+			return 0;
+		if (scalar_value(p, key, acc, name, sizeof(name)))
+			return -1;
+		if (strcmp(name, "port_range") == 0)
+			pol->locked |= DISTENV_SITE_LOCK_PORTS;
+		else if (strcmp(name, "interfaces") == 0)
+			pol->locked |= DISTENV_SITE_LOCK_IFACES;
+		else
+			return fail_at(p, p->ev.start_mark, acc,
+				       "%s: '%s' cannot be locked", key, name);
+	}
+}
+
 static const struct policy_key {
 	const char *name;
 	unsigned bit;
@@ -582,6 +637,9 @@ static const struct policy_key {
 	{"topology_xml", DISTENV_POLICY_TOPOLOGY_XML, h_topology_xml},
 	{"env", DISTENV_POLICY_ENV, h_env},
 	{"storage", DISTENV_POLICY_STORAGE, h_storage},
+	{"enabled", DISTENV_POLICY_ENABLED, h_enabled},
+	{"lf_features", DISTENV_POLICY_LF_FEATURES, h_lf_features},
+	{"locked", DISTENV_POLICY_LOCKED, h_locked},
 	{NULL, 0, NULL},
 };
 

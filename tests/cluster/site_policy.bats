@@ -251,3 +251,49 @@ with_site() {
 			"$DISTENV_CLUSTER_DIR/log/slurmd-n$n.log"
 	done
 }
+
+@test "site controls: locked rules refuse the user's --distenv-port and --distenv-ifname; a partition with lf_features: false refuses --distenv-lf-config; one with enabled: false refuses --distenv and gets no site default" {
+	f=$(site_file locked.yaml <<-'EOF'
+	locked: [port_range, interfaces]
+	EOF
+	)
+	with_site "$f"
+	run timeout 60 srun -N2 --distenv --distenv-port=30000 true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grep -qF "distenv: error: --distenv-port: the site locks the port range for partition debug ($f: locked: [port_range]), so --distenv-port=30000 is not taken. leave --distenv-port out" <<<"$output"
+	run timeout 60 srun -N2 --distenv --distenv-ifname=eth0 true
+	[ "$status" -ne 0 ]
+	grep -qF "the site locks the interface rules for partition debug" <<<"$output"
+	run timeout 60 srun -N2 --distenv bash -c 'echo "NNODES=$NNODES"'
+	[ "$(grep -cx 'NNODES=2' <<<"$output")" -eq 2 ]
+
+	f=$(site_file nolf.yaml <<-'EOF'
+	partitions:
+	  debug:
+	    lf_features: false
+	EOF
+	)
+	with_site "$f"
+	printf 'stage: dpo\nfinetuning_type: lora\n' >nolf-dpo.yaml
+	run timeout 60 srun -N2 --distenv --distenv-lf-config=nolf-dpo.yaml true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grep -qF "the LLaMA-Factory run preparation is turned off for partition debug ($f: lf_features: false)" <<<"$output"
+
+	f=$(site_file off.yaml <<-'EOF'
+	default_mode: torchrun
+	partitions:
+	  debug:
+	    enabled: false
+	EOF
+	)
+	with_site "$f"
+	run timeout 60 srun -N2 bash -c 'echo "NNODES=${NNODES:-unset}"'
+	[ "$status" -eq 0 ]
+	[ "$(grep -cx 'NNODES=unset' <<<"$output")" -eq 2 ]
+	run timeout 60 srun -N2 --distenv true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grep -qF "distenv: error: --distenv: distenv is turned off for partition debug ($f: enabled: false)" <<<"$output"
+}

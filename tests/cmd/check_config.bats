@@ -38,7 +38,34 @@ put() {
 	[[ "${lines[7]}" =~ ^\ \ master_name\ +\{host\}\ +top\ level$ ]]
 	[[ "${lines[8]}" =~ ^\ \ hca\ +auto\ +top\ level$ ]]
 	[[ "${lines[10]}" =~ ^\ \ env\ +\(none\) ]]
-	[ "${#lines[@]}" -eq 12 ]
+	[[ "${lines[12]}" =~ ^\ \ enabled\ +true\ +top\ level$ ]]
+	[[ "${lines[13]}" =~ ^\ \ lf_features\ +true\ +top\ level$ ]]
+	[[ "${lines[14]}" =~ ^\ \ locked\ +\(nothing\)\ +top\ level$ ]]
+	[ "${#lines[@]}" -eq 15 ]
+}
+
+@test "site controls: a partition switched off, LLaMA-Factory features off, and locked rules show with their source; a bad lock is named" {
+	f=$(put - controls.yaml <<-'EOF'
+	locked: [port_range, interfaces]
+	partitions:
+	  gpu:
+	    enabled: false
+	    lf_features: false
+	EOF
+	)
+	run "$DISTENV" check-config "$f" --partition gpu "${TRUST[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qE '^  enabled +false +partition gpu$' <<<"$output"
+	grep -qE '^  lf_features +false +partition gpu$' <<<"$output"
+	grep -qE '^  locked +port_range, interfaces +top level$' <<<"$output"
+	printf 'locked: [ports]\n' >"$f"
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[ "$status" -ne 0 ]
+	[ "$output" = "distenv: error: $f:1:10: locked: 'ports' cannot be locked. write a YAML list of port_range, interfaces" ]
+	printf 'enabled: no\n' >"$f"
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[[ "$output" == *"enabled: 'no' is not true or false. accepted values: true, false" ]]
 }
 
 @test "every commented example of the shipped file is valid too" {
@@ -84,7 +111,7 @@ put() {
 	f=$(printf 'default_mode: tasks\npartitions:\n  gpu:\n    hcas: auto\n' | put - bad.yaml)
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: $f:4:5: unknown key 'hcas'. accepted keys in a partition: default_mode, port_range, interfaces, address_family, master_name, hca, topology_xml, env, storage" ]
+	[ "$output" = "distenv: error: $f:4:5: unknown key 'hcas'. accepted keys in a partition: default_mode, port_range, interfaces, address_family, master_name, hca, topology_xml, env, storage, enabled, lf_features, locked" ]
 }
 
 @test "a wrong type and an invalid value name the key and what is accepted" {
