@@ -16,18 +16,21 @@
 /* How long the node's other tasks wait for the writer (seconds). */
 #define LF_WAIT_S 60
 
-static int load(const char *path, struct lf_doc *doc, int *errnum,
-		struct distenv_error *err)
+/* Read and parse path; *errnum (may be NULL) is 0 when it was read. */
+static int load(const struct distenv_file_rules *rules, const char *path,
+		struct lf_doc *doc, int *errnum, struct distenv_error *err)
 {
-	char *buf;
-	size_t len;
+	struct distenv_file f;
 	int rc;
 
 	memset(doc, 0, sizeof(*doc));
-	if (lf_sys_read_file(path, LF_DOC_MAX_BYTES, &buf, &len, errnum, err))
+	rc = distenv_file_read(path, rules, &f, err);
+	if (errnum)
+		*errnum = f.errnum;
+	if (rc)
 		return -1;
-	rc = lf_doc_load(doc, path, buf, len, err);
-	free(buf);
+	rc = lf_doc_load(doc, path, f.data, f.len, err);
+	distenv_file_free(&f);
 	return rc;
 }
 
@@ -40,14 +43,15 @@ static int is_dir(const char *path)
 
 static void read_latest(const char *ckpt_dir, char *tag, size_t len)
 {
-	char path[PATH_MAX], *buf = NULL;
-	size_t n;
+	char path[PATH_MAX];
+	struct distenv_file f;
 
 	tag[0] = '\0';
 	snprintf(path, sizeof(path), "%s/latest", ckpt_dir);
-	if (lf_sys_read_file(path, 4096, &buf, &n, NULL, NULL) == 0) {
-		snprintf(tag, len, "%.*s", (int)strcspn(buf, " \t\r\n"), buf);
-		free(buf);
+	if (distenv_file_read(path, &lf_sys_latest_rules, &f, NULL) == 0) {
+		snprintf(tag, len, "%.*s", (int)strcspn(f.data, " \t\r\n"),
+			 f.data);
+		distenv_file_free(&f);
 	}
 }
 
@@ -258,7 +262,7 @@ int lf_prepare(const struct lf_prepare_request *req,
 		return distenv_error_set(err, "--distenv-lf-config",
 					 "name the training YAML",
 					 "no file given");
-	if (load(req->config, &yaml, NULL, err))
+	if (load(&lf_sys_yaml_rules, req->config, &yaml, NULL, err))
 		goto out;
 	/* Peek at the paths; lf_decide reports wrong types. */
 	lf_get_str(&yaml, lf_doc_root(&yaml), "output_dir", &output_dir,
@@ -274,7 +278,7 @@ int lf_prepare(const struct lf_prepare_request *req,
 		struct distenv_error e;
 
 		distenv_error_clear(&e);
-		if (load(deepspeed, &ds, &ds_err, &e)) {
+		if (load(&lf_sys_ds_rules, deepspeed, &ds, &ds_err, &e)) {
 			if (!ds_err) { /* read fine, parse failed */
 				*err = e;
 				goto out;
@@ -290,7 +294,7 @@ int lf_prepare(const struct lf_prepare_request *req,
 		int e = 0;
 
 		snprintf(path, sizeof(path), "%s/config.json", model_path);
-		if (load(path, &model_doc, &e, err)) {
+		if (load(&lf_sys_model_rules, path, &model_doc, &e, err)) {
 			if (!e)
 				goto out;
 		} else if (lf_model_read(&model_doc, &model, err)) {
@@ -476,7 +480,7 @@ int lf_prepare_submit_check(const char *config, int check,
 		return 0;
 	memset(&in, 0, sizeof(in));
 	memset(&yaml, 0, sizeof(yaml));
-	if (load(config, &yaml, NULL, err))
+	if (load(&lf_sys_yaml_rules, config, &yaml, NULL, err))
 		return -1;
 	dec = calloc(1, sizeof(*dec));
 	if (!dec) {

@@ -4,10 +4,10 @@
  * prepare` inside a step and by `distenv plan` (no files written).
  *
  * It reads the user's training YAML, the DeepSpeed JSON it names and
- * the model's config.json (each opened with O_NOFOLLOW, regular files
- * only, never modified), classifies output_dir's storage, lists the
- * checkpoint to resume from, decides (lf_decide.h), writes the resolved
- * copies and returns what to export.
+ * the model's config.json (each read by distenv_file_read: regular
+ * files only, no symbolic link, never modified), classifies
+ * output_dir's storage, lists the checkpoint to resume from, decides
+ * (lf_decide.h), writes the resolved copies and returns what to export.
  *
  * Where the resolved copies go: $TMPDIR (else /tmp) /
  * distenv-<uid>-<job>.<step>-<node index>[-r<restart>]/lf_config.yaml and

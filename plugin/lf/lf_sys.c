@@ -13,68 +13,25 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-int lf_sys_read_file(const char *path, size_t max, char **buf, size_t *len,
-		     int *errnum, struct distenv_error *err)
-{
-	struct stat st;
-	char *data = NULL;
-	size_t got = 0;
-	int fd, e;
+#include "lf_doc.h"
 
-	if (errnum)
-		*errnum = 0;
-	*buf = NULL;
-	*len = 0;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		goto fail;
-	if (fstat(fd, &st) < 0)
-		goto fail;
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		if (errnum)
-			*errnum = EINVAL;
-		return distenv_error_set(err, path, "name a regular file",
-					 "not a regular file");
-	}
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
-		if (errnum)
-			*errnum = EFBIG;
-		return distenv_error_set(err, path, NULL,
-					 "file is larger than %zu bytes", max);
-	}
-	data = malloc((size_t)st.st_size + 1);
-	if (!data)
-		goto fail;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto fail;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	data[got] = '\0';
-	*buf = data;
-	*len = got;
-	return 0;
-fail:
-	e = errno;
-	if (fd >= 0)
-		close(fd);
-	free(data);
-	if (errnum)
-		*errnum = e;
-	return distenv_error_set(err, path, e == ELOOP ?
-				 "distenv does not follow a symbolic link "
-				 "here: name the file itself" : NULL,
-				 "cannot read: %s", strerror(e));
-}
+const struct distenv_file_rules lf_sys_yaml_rules = {
+	.name = "the training YAML",
+	.max = LF_DOC_MAX_BYTES,
+};
+const struct distenv_file_rules lf_sys_ds_rules = {
+	.name = "the DeepSpeed config",
+	.max = LF_DOC_MAX_BYTES,
+};
+const struct distenv_file_rules lf_sys_model_rules = {
+	.name = "the model's config.json",
+	.max = LF_DOC_MAX_BYTES,
+};
+/* "global_step42\n" as DeepSpeed writes it: a line. */
+const struct distenv_file_rules lf_sys_latest_rules = {
+	.name = "the checkpoint's latest tag",
+	.max = 4096,
+};
 
 int lf_sys_storage(const char *path, const char *policy,
 		   enum lf_storage *out, const char **fs_name,
@@ -282,17 +239,18 @@ fail:
 	return -1;
 }
 
-/* 1 when path holds exactly data (read with lf_sys_read_file's checks). */
+/* 1 when path holds exactly data (read with distenv_file_read's checks;
+ * one byte over len is enough to tell it differs). */
 static int same_bytes(const char *path, const char *data, size_t len)
 {
-	char *buf = NULL;
-	size_t n = 0;
+	const struct distenv_file_rules rules = {.max = len + 1};
+	struct distenv_file f;
 	int same;
 
-	if (lf_sys_read_file(path, len + 1, &buf, &n, NULL, NULL))
+	if (distenv_file_read(path, &rules, &f, NULL))
 		return 0;
-	same = n == len && memcmp(buf, data, len) == 0;
-	free(buf);
+	same = f.len == len && memcmp(f.data, data, len) == 0;
+	distenv_file_free(&f);
 	return same;
 }
 

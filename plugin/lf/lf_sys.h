@@ -1,6 +1,6 @@
 /*
- * lf_sys.h: the system calls of the LLaMA-Factory preparation: read a
- * user's file safely, classify a directory's storage, list a checkpoint
+ * lf_sys.h: the system calls of the LLaMA-Factory preparation: how a
+ * user's files are read, classify a directory's storage, list a checkpoint
  * tree, write the resolved copies. Run as the user only (the distenv
  * command, or task_init, which runs fully as the user;
  * docs/contracts.md 5: never open a user-named file as root).
@@ -12,18 +12,21 @@
 #include <stdint.h>
 
 #include "distenv_error.h"
+#include "distenv_sys_file.h"
 #include "lf_fstype.h"
 #include "lf_resume.h"
 
 /*
- * Read a regular file of at most max bytes into a malloc'd, NUL-ended
- * *buf. Opened with O_NOFOLLOW (a symlink as the last component is
- * refused) and O_NONBLOCK (a FIFO cannot block the task); never written.
- * Errors name the path and errno's text; *errnum (may be NULL) gets the
- * errno.
+ * distenv_file_read's rules (distenv_sys_file.h) for the files the
+ * preparation reads: the training YAML, the DeepSpeed JSON it names and
+ * the model's config.json (each at most LF_DOC_MAX_BYTES), and a
+ * checkpoint's `latest` tag (a line). A user's files, read as the user:
+ * any owner.
  */
-int lf_sys_read_file(const char *path, size_t max, char **buf, size_t *len,
-		     int *errnum, struct distenv_error *err);
+extern const struct distenv_file_rules lf_sys_yaml_rules;
+extern const struct distenv_file_rules lf_sys_ds_rules;
+extern const struct distenv_file_rules lf_sys_model_rules;
+extern const struct distenv_file_rules lf_sys_latest_rules;
 
 /*
  * Storage class of path: the site policy's verdict if it names a mount

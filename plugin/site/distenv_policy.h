@@ -164,9 +164,10 @@ const char *distenv_hca_mode_name(enum distenv_hca_mode mode);
 const char *distenv_storage_kind_name(enum distenv_storage_kind kind);
 
 /*
- * The loader (adapter): open path with O_NOFOLLOW (a symbolic link is
- * refused), require a regular file of at most DISTENV_POLICY_FILE_MAX
- * bytes that no one but root can write: owner root (uid 0) and neither
+ * The loader (adapter): read path with distenv_file_read
+ * (distenv_sys_file.h: a symbolic link, FIFO, directory or device is
+ * refused), a regular file of at most DISTENV_POLICY_FILE_MAX bytes that
+ * no one but root can write: owner root (uid 0) and neither
  * group- nor other-writable (the plugin reads it as root in slurmstepd;
  * a file a user could write would let them steer other users' jobs).
  * flags DISTENV_POLICY_LOAD_TRUST_OWNER also accepts a file owned by the

@@ -32,15 +32,14 @@
 int distenv_lf_config_check(const char *path, struct distenv_error *err)
 {
 	struct lf_doc doc;
-	char *buf;
-	size_t len;
+	struct distenv_file f;
 	int rc;
 
-	if (lf_sys_read_file(path, LF_DOC_MAX_BYTES, &buf, &len, NULL, err))
+	if (distenv_file_read(path, &lf_sys_yaml_rules, &f, err))
 		return -1;
-	rc = lf_doc_load(&doc, path, buf, len, err);
+	rc = lf_doc_load(&doc, path, f.data, f.len, err);
 	lf_doc_free(&doc);
-	free(buf);
+	distenv_file_free(&f);
 	return rc;
 }
 

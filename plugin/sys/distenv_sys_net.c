@@ -2,6 +2,7 @@
 #include "distenv_sys.h"
 
 #include "distenv_ports.h"
+#include "distenv_sys_file.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -188,21 +189,24 @@ void distenv_net_facts_free(struct distenv_net_facts *facts)
 	memset(facts, 0, sizeof(*facts));
 }
 
+/* Two integers, "32768\t60999\n" (ip(7), ip_local_port_range). */
+static const struct distenv_file_rules ephemeral_rules = {
+	.name = "the kernel's ephemeral port range",
+	.max = 64,
+};
+
 void distenv_sys_ephemeral(uint16_t *lo, uint16_t *hi)
 {
-	char text[64] = "";
-	FILE *f = fopen(DISTENV_EPHEMERAL_FILE, "re");
-	size_t n = 0;
+	struct distenv_file text;
 
 	*lo = 1;
 	*hi = 0;
-	if (!f)
+	if (distenv_file_read(DISTENV_EPHEMERAL_FILE, &ephemeral_rules, &text,
+			      NULL))
 		return;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	if (distenv_parse_ephemeral(text, lo, hi, NULL)) {
+	if (distenv_parse_ephemeral(text.data, lo, hi, NULL)) {
 		*lo = 1;
 		*hi = 0;
 	}
+	distenv_file_free(&text);
 }

@@ -3,19 +3,19 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <hwloc.h>
+
+#include "distenv_sys_file.h"
 
 #define NVIDIA_VENDOR 0x10de
 #define PCI_CLASS_DISPLAY 0x03 /* 0x0300 VGA, 0x0302 3D controller */
 /* Largest topology XML read: a 16-GPU DGX-2 with I/O is under 1 MiB. */
 #define XML_MAX (64u << 20)
+#define XML_FIX "give a topology XML file written by lstopo (lstopo FILE.xml)"
 
 static void busid_of(unsigned dom, unsigned bus, unsigned dev, unsigned fn,
 		     char *out, size_t len)
@@ -153,20 +153,12 @@ static void fill_nics(hwloc_topology_t t, struct distenv_topo *topo)
 					 topo->nics[j].name);
 }
 
-/* Read at most len - 1 bytes of a small file; -1 when it cannot. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n >= 0)
-		buf[n] = '\0';
-	return n;
-}
+/* The driver's per-GPU "information" file: a few hundred bytes in /proc
+ * (docs/contracts.md 7). */
+static const struct distenv_file_rules gpu_info_rules = {
+	.name = "the NVIDIA driver's GPU information",
+	.max = 4096,
+};
 
 static void read_driver_info(hwloc_topology_t t, const char *dir,
 			     struct distenv_topo *topo)
@@ -178,16 +170,20 @@ static void read_driver_info(hwloc_topology_t t, const char *dir,
 		return;
 	while ((e = readdir(d)) != NULL) {
 		struct distenv_topo_gpu_info info;
-		char path[4096], text[4096];
-		int gi;
+		struct distenv_file text;
+		char path[4096];
+		int gi, bad;
 
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/information", dir,
 			 e->d_name);
-		if (read_small(path, text, sizeof(text)) < 0 ||
-		    distenv_topo_parse_gpu_info(text, e->d_name, path, &info,
-						NULL))
+		if (distenv_file_read(path, &gpu_info_rules, &text, NULL))
+			continue;
+		bad = distenv_topo_parse_gpu_info(text.data, e->d_name, path,
+						  &info, NULL);
+		distenv_file_free(&text);
+		if (bad)
 			continue;
 		/* Only GPUs the topology has as NVIDIA PCI devices. */
 		if (!hwloc_get_pcidev_by_busidstring(t, info.busid))
@@ -203,51 +199,13 @@ static void read_driver_info(hwloc_topology_t t, const char *dir,
 	closedir(d);
 }
 
-/* The whole of a topology XML file, opened with O_NOFOLLOW with the
- * caller's rights (docs/contracts.md 5: a file a user names is read
- * as the user, never through a link). *buf is malloc'ed. */
-static int read_xml(const char *path, char **buf, size_t *len,
-		    struct distenv_error *err)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	size_t got = 0;
-
-	*buf = NULL;
-	if (fd < 0)
-		return distenv_error_set(err, path,
-					 "give a topology XML file written by "
-					 "lstopo (lstopo FILE.xml)",
-					 "cannot open the topology XML: %s",
-					 strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (unsigned long long)st.st_size > XML_MAX) {
-		close(fd);
-		return distenv_error_set(err, path,
-					 "give a topology XML file written by "
-					 "lstopo (lstopo FILE.xml)",
-					 "not a regular file of 1 byte to %u "
-					 "MiB", XML_MAX >> 20);
-	}
-	*buf = malloc((size_t)st.st_size + 1);
-	while (*buf && got < (size_t)st.st_size) {
-		ssize_t n = read(fd, *buf + got, (size_t)st.st_size - got);
-
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (!*buf || got == 0) {
-		free(*buf);
-		*buf = NULL;
-		return distenv_error_set(err, path, NULL,
-					 "cannot read the topology XML");
-	}
-	(*buf)[got] = '\0';
-	*len = got;
-	return 0;
-}
+/* A topology XML file a user names (--xml, or HWLOC_XMLFILE in a job's
+ * environment), read with the caller's rights (docs/contracts.md 5). */
+static const struct distenv_file_rules xml_rules = {
+	.name = "the topology XML",
+	.fix = XML_FIX,
+	.max = XML_MAX,
+};
 
 int distenv_topo_load(const char *xml, const char *nvidia_dir,
 		      struct distenv_topo *topo, struct distenv_error *err)
@@ -255,14 +213,18 @@ int distenv_topo_load(const char *xml, const char *nvidia_dir,
 	hwloc_topology_t t;
 	const char *env_xml = getenv("HWLOC_XMLFILE");
 	unsigned v = hwloc_get_api_version();
-	char *text = NULL;
-	size_t len = 0;
+	struct distenv_file text = {0};
 
 	memset(topo, 0, sizeof(*topo));
-	if (xml && read_xml(xml, &text, &len, err))
+	if (xml && distenv_file_read(xml, &xml_rules, &text, err))
 		return -1;
+	if (xml && !text.len) {
+		distenv_file_free(&text);
+		return distenv_error_set(err, xml, XML_FIX,
+					 "the topology XML is empty");
+	}
 	if (hwloc_topology_init(&t) < 0) {
-		free(text);
+		distenv_file_free(&text);
 		return distenv_error_set(err, "hwloc", NULL,
 					 "cannot set up a topology: %s",
 					 strerror(errno));
@@ -276,21 +238,20 @@ int distenv_topo_load(const char *xml, const char *nvidia_dir,
 	hwloc_topology_set_type_filter(t, HWLOC_OBJ_MISC,
 				       HWLOC_TYPE_FILTER_KEEP_NONE);
 	/* hwloc counts the buffer's length with the final NUL. */
-	if (xml && hwloc_topology_set_xmlbuffer(t, text, (int)len + 1) < 0) {
+	if (xml && hwloc_topology_set_xmlbuffer(t, text.data,
+						(int)text.len + 1) < 0) {
 		int e = errno;
 
-		free(text);
+		distenv_file_free(&text);
 		hwloc_topology_destroy(t);
-		return distenv_error_set(err, xml,
-					 "give a topology XML file written by "
-					 "lstopo (lstopo FILE.xml)",
+		return distenv_error_set(err, xml, XML_FIX,
 					 "cannot use as topology XML: %s",
 					 strerror(e));
 	}
 	if (hwloc_topology_load(t) < 0) {
 		int e = errno;
 
-		free(text);
+		distenv_file_free(&text);
 		hwloc_topology_destroy(t);
 		return distenv_error_set(err, xml ? xml : "hwloc",
 					 xml ? "give a topology XML file "
@@ -309,7 +270,7 @@ int distenv_topo_load(const char *xml, const char *nvidia_dir,
 		snprintf(topo->source, sizeof(topo->source),
 			 "this node (hwloc API %u.%u)", v >> 16,
 			 (v >> 8) & 0xff);
-	free(text);
+	distenv_file_free(&text);
 	fill_gpus(t, topo);
 	fill_nics(t, topo);
 	if (nvidia_dir)

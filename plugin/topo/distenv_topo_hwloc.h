@@ -23,14 +23,16 @@
  * hwloc_get_pcidev_by_busidstring).
  *
  * xml: a topology XML file (hwloc 1.x or 2.x format, as lstopo or
- * hwloc-gather-topology write it; read whole with O_NOFOLLOW and the
- * caller's rights, at most 64 MiB), or NULL for this node (hwloc then
- * honours HWLOC_XMLFILE from this process's environment itself).
+ * hwloc-gather-topology write it; read whole with the caller's rights by
+ * distenv_file_read, a regular file of 1 byte to 64 MiB), or NULL for
+ * this node (hwloc then honours HWLOC_XMLFILE from this process's
+ * environment itself).
  * nvidia_dir: DISTENV_NVIDIA_GPUS_DIR, another directory of the same
  * layout (tests), or NULL to read none; a missing directory or an
  * unreadable file in it is not an error (it only means GPU indices
  * count in bus-id order). Errors: hwloc cannot be set up, the XML file
- * cannot be read or parsed, the node's topology cannot be loaded.
+ * is refused (distenv_sys_file.h: a FIFO, a link, ...), empty or cannot
+ * be parsed, the node's topology cannot be loaded.
  * Time: milliseconds from XML (bench/topo_bench).
  */
 int distenv_topo_load(const char *xml, const char *nvidia_dir,

@@ -83,6 +83,22 @@ setup() {
 	fi
 }
 
+@test "topo: a FIFO as --xml is refused at once, not waited on" {
+	# No one writes the FIFO: a reader that opened it blocking would wait
+	# forever (fifo(7)); timeout turns such a hang into status 124.
+	mkfifo "$BATS_TEST_TMPDIR/topo.xml"
+	run timeout 10 "$DISTENV" topo --xml "$BATS_TEST_TMPDIR/topo.xml"
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/topo.xml: refused: not a regular file. name a regular file, not a FIFO" ]
+}
+
+@test "topo: an empty --xml file is refused" {
+	: >"$BATS_TEST_TMPDIR/empty.xml"
+	run "$DISTENV" topo --xml "$BATS_TEST_TMPDIR/empty.xml"
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/empty.xml: the topology XML is empty. give a topology XML file written by lstopo (lstopo FILE.xml)" ]
+}
+
 @test "topo: errors name the file or the option" {
 	run "$DISTENV" topo --xml /nonexistent.xml
 	[ "$status" -eq 1 ]

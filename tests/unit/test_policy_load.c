@@ -12,27 +12,10 @@
 #include <cmocka.h>
 
 #include "distenv_policy.h"
+#include "tmpdir_fixture.h"
 
-static char dir[64];
-static char path[128];
 static struct distenv_policy_file file;
 static struct distenv_error err;
-
-static const char *in_dir(const char *name)
-{
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return path;
-}
-
-static void write_file(const char *name, const char *text, mode_t mode)
-{
-	FILE *f = fopen(in_dir(name), "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
-}
 
 static int load(const char *name, int flags)
 {
@@ -43,25 +26,19 @@ static int load(const char *name, int flags)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/distenv-policy-XXXXXX");
-	assert_non_null(mkdtemp(dir));
+	tmpdir_make("distenv-policy");
 	distenv_policy_file_init(&file);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	const char *names[] = {"ok.yaml", "gw.yaml", "ow.yaml", "link.yaml",
-			       "fifo.yaml", "big.yaml", "bad.yaml", "other.yaml",
-			       "sub", NULL};
-	size_t i;
+	const char *const names[] = {"ok.yaml", "gw.yaml", "ow.yaml",
+				     "link.yaml", "fifo.yaml", "big.yaml",
+				     "bad.yaml", "other.yaml", "sub", NULL};
 
 	(void)state;
-	for (i = 0; names[i]; i++) {
-		unlink(in_dir(names[i]));
-		rmdir(in_dir(names[i]));
-	}
-	rmdir(dir);
+	tmpdir_remove(names);
 	distenv_policy_file_free(&file);
 	return 0;
 }
@@ -107,7 +84,7 @@ static void other_owner(void **state)
 	if (geteuid() != 0)
 		skip(); /* only root can give a file away */
 	write_file("other.yaml", "hca: off\n", 0644);
-	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(chown(tmp_path, 65534, 65534), 0);
 	assert_int_equal(load("other.yaml", DISTENV_POLICY_LOAD_STRICT), -1);
 	assert_string_equal(err.what, "refused: owned by uid 65534, not root");
 	/* The test override trusts the caller's own files, not others'. */
@@ -117,12 +94,9 @@ static void other_owner(void **state)
 
 static void not_a_plain_file(void **state)
 {
-	char target[128];
-
 	(void)state;
 	write_file("ok.yaml", "hca: off\n", 0644);
-	snprintf(target, sizeof(target), "%s", path);
-	assert_int_equal(symlink(target, in_dir("link.yaml")), 0);
+	make_link("ok.yaml", "link.yaml");
 	assert_int_equal(load("link.yaml", DISTENV_POLICY_LOAD_TRUST_OWNER), -1);
 	assert_string_equal(err.what,
 			    "cannot open the site policy file: it is a symbolic link");
@@ -168,7 +142,9 @@ static void too_big(void **state)
 		fputs("# padding\n", f);
 	fclose(f);
 	assert_int_equal(load("big.yaml", DISTENV_POLICY_LOAD_TRUST_OWNER), -1);
-	assert_string_equal(err.what, "refused: 1100000 bytes");
+	assert_string_equal(err.what,
+			    "refused: 1100000 bytes, over the cap of 1048576 bytes");
+	assert_string_equal(err.fix, "name a file of at most 1048576 bytes");
 }
 
 static void parse_errors_name_the_file(void **state)
