@@ -55,7 +55,19 @@ int distenv_error_format(const struct distenv_error *err, char *buf,
 	const char *where = err->where[0] ? err->where : NULL;
 	const char *fix = err->fix[0] ? err->fix : NULL;
 
-	return snprintf(buf, len, "%s%s%s%s%s", where ? where : "",
-			where ? ": " : "", err->what, fix ? ". " : "",
-			fix ? fix : "");
+	/* The fix starts a sentence: capitalised, as its first word is
+	 * usually a verb written in lower case ("use ...", "give ..."). */
+	char first[2] = {0, 0};
+
+	if (fix) {
+		/* ... but "distenv" is a name, and stays as it is. */
+		int name = strncmp(fix, "distenv", 7) == 0;
+
+		first[0] = !name && fix[0] >= 'a' && fix[0] <= 'z' ?
+				   (char)(fix[0] - 'a' + 'A') : fix[0];
+		fix++;
+	}
+	return snprintf(buf, len, "%s%s%s%s%s%s", where ? where : "",
+			where ? ": " : "", err->what, first[0] ? ". " : "",
+			first, fix ? fix : "");
 }

@@ -153,7 +153,7 @@ EOF
 	run sbatch --distenv-port=abc --wrap true
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"distenv: --distenv-port: 'abc' is not a port number from 1024 to 65535. give a port number from 1024 to 65535"* ]]
+	[[ "$output" == *"distenv: --distenv-port: 'abc' is not a port number from 1024 to 65535. Give a port number from 1024 to 65535"* ]]
 	run batch <<'EOF'
 #!/bin/bash
 #SBATCH --distenv-port=80
@@ -208,7 +208,7 @@ EOF
 	printf '%s\n' "$saved" >"$hosts"
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"distenv: error: node n1: master host n1: the name resolves only to the loopback address 127.0.1.1, which other nodes cannot reach. map the name to the node's cluster address in /etc/hosts or DNS"* ]]
+	[[ "$output" == *"distenv: error: node n1: master host n1: the name resolves only to the loopback address 127.0.1.1, which other nodes cannot reach. Map the name to the node's cluster address in /etc/hosts or DNS"* ]]
 	nodes_idle
 }
 

@@ -111,7 +111,7 @@ timed() {
 	timed srun -N2 --distenv true
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"distenv: plugstack.conf argument 'colour=blue': unknown argument. known arguments are"* ]]
+	[[ "$output" == *"distenv: plugstack.conf argument 'colour=blue': unknown argument. Known arguments are"* ]]
 	[[ "$output" == *"distenv: the plugin's configuration is broken; ask your admin, or run without --distenv"* ]]
 	[[ "$output" == *"required plugin distenv.so: init_post_opt() failed"* ]]
 	run sbatch --distenv --wrap true

@@ -501,7 +501,7 @@ EOF
 	run timeout 60 srun -N2 --distenv=elastic --distenv-nodes=3:4 true
 	echo "$output"
 	[ "$status" -ne 0 ]
-	grep -qF -- '--distenv-nodes=3:4: the step has 2 nodes: the rendezvous would wait for nodes that never come. ask for a node count in that range (srun -N), or widen --distenv-nodes' <<<"$output"
+	grep -qF -- '--distenv-nodes=3:4: the step has 2 nodes: the rendezvous would wait for nodes that never come. Ask for a node count in that range (srun -N), or widen --distenv-nodes' <<<"$output"
 	run timeout 30 srun -N2 --distenv=elastic --distenv-nodes=4:2 true
 	echo "$output"
 	[ "$status" -ne 0 ]

@@ -90,7 +90,7 @@ with_site() {
 	run srun -N2 --distenv true
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"distenv: $f: refused: mode 0666 lets anyone write it. make root own it and only root write it"* ]]
+	[[ "$output" == *"distenv: $f: refused: mode 0666 lets anyone write it. Make root own it and only root write it"* ]]
 	# Its default_mode was not applied: a job without --distenv is off.
 	run srun -N1 bash -c 'echo "NNODES=${NNODES:-unset}"'
 	[ "$status" -eq 0 ]
@@ -261,7 +261,7 @@ with_site() {
 	run timeout 60 srun -N2 --distenv --distenv-port=30000 true
 	echo "$output"
 	[ "$status" -ne 0 ]
-	grep -qF "distenv: error: --distenv-port: the site locks the port range for partition debug ($f: locked: [port_range]), so --distenv-port=30000 is not taken. leave --distenv-port out" <<<"$output"
+	grep -qF "distenv: error: --distenv-port: the site locks the port range for partition debug ($f: locked: [port_range]), so --distenv-port=30000 is not taken. Leave --distenv-port out" <<<"$output"
 	run timeout 60 srun -N2 --distenv --distenv-ifname=eth0 true
 	[ "$status" -ne 0 ]
 	grep -qF "the site locks the interface rules for partition debug" <<<"$output"

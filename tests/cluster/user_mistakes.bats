@@ -42,7 +42,7 @@ ended_fast() {
 	launch NODE_RANK=0
 	ended_fast
 	grep -qF 'distenv: error: NODE_RANK (exported): you exported NODE_RANK=0, the step says each of its 2 nodes has its own, 0 to 1 (SLURM_NODEID)' <<<"$output"
-	grep -qF 'unset it: distenv derives it for every node and task' <<<"$output"
+	grep -qF 'rendezvous waits for the missing ones. Unset it: distenv derives it for every node and task' <<<"$output"
 	# the admin's view: the same reason in slurmd's log, with job, step,
 	# node; the user's output has it once
 	! grep -q 'failed the step' <<<"$output" || false
@@ -93,7 +93,7 @@ ended_fast() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(grep -c '^RAN ' <<<"$output")" -eq 2 ]
-	grep -qF "distenv: warning: n1: --distenv-lf-config: the step's command names dpo.yaml, the original: the resolved copy distenv wrote (save_on_each_node, resume, offload) is not used. run the copy: llamafactory-cli train \"\$DISTENV_LF_CONFIG\"" <<<"$output"
+	grep -qF "distenv: warning: n1: --distenv-lf-config: the step's command names dpo.yaml, the original: the resolved copy distenv wrote (save_on_each_node, resume, offload) is not used. Run the copy: llamafactory-cli train \"\$DISTENV_LF_CONFIG\"" <<<"$output"
 	launch_t0=$(date +%s)
 	run timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \
 		--distenv-check=strict bash -c 'echo "RAN train ./dpo.yaml"'

@@ -62,10 +62,10 @@ put() {
 	printf 'locked: [ports]\n' >"$f"
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
 	[ "$status" -ne 0 ]
-	[ "$output" = "distenv: error: $f:1:10: locked: 'ports' cannot be locked. write a YAML list of port_range, interfaces" ]
+	[ "$output" = "distenv: error: $f:1:10: locked: 'ports' cannot be locked. Write a YAML list of port_range, interfaces" ]
 	printf 'enabled: no\n' >"$f"
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
-	[[ "$output" == *"enabled: 'no' is not true or false. accepted values: true, false" ]]
+	[[ "$output" == *"enabled: 'no' is not true or false. Accepted values: true, false" ]]
 }
 
 @test "every commented example of the shipped file is valid too" {
@@ -111,18 +111,18 @@ put() {
 	f=$(printf 'default_mode: tasks\npartitions:\n  gpu:\n    hcas: auto\n' | put - bad.yaml)
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: $f:4:5: unknown key 'hcas'. accepted keys in a partition: default_mode, port_range, interfaces, address_family, master_name, hca, topology_xml, env, storage, enabled, lf_features, locked" ]
+	[ "$output" = "distenv: error: $f:4:5: unknown key 'hcas'. Accepted keys in a partition: default_mode, port_range, interfaces, address_family, master_name, hca, topology_xml, env, storage, enabled, lf_features, locked" ]
 }
 
 @test "a wrong type and an invalid value name the key and what is accepted" {
 	f=$(printf 'port_range:\n  - 29600\n  - 29700\n' | put - type.yaml)
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: $f:2:3: port_range: expected a single value, found a list. write LO-HI with 1024 <= LO <= HI <= 65535, e.g. 29600-32767" ]
+	[ "$output" = "distenv: error: $f:2:3: port_range: expected a single value, found a list. Write LO-HI with 1024 <= LO <= HI <= 65535, e.g. 29600-32767" ]
 	f=$(printf 'address_family: inet6\n' | put - value.yaml)
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: $f:1:17: address_family: unknown value 'inet6'. accepted values: ipv4, ipv6, any" ]
+	[ "$output" = "distenv: error: $f:1:17: address_family: unknown value 'inet6'. Accepted values: ipv4, ipv6, any" ]
 	f=$(printf 'env:\n  NCCL_SOCKET_IFNAME: eth0\n' | put - env.yaml)
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
 	[ "$status" -eq 1 ]
@@ -134,12 +134,12 @@ put() {
 	chmod 0664 "$f"
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: $f: refused: mode 0664 lets its group write it. make root own it and only root write it: chown root: FILE && chmod 644 FILE" ]
+	[ "$output" = "distenv: error: $f: refused: mode 0664 lets its group write it. Make root own it and only root write it: chown root: FILE && chmod 644 FILE" ]
 	f=$(put "$TOP/tests/site/good.yaml" good.yaml)
 	ln -s "$f" "$BATS_TEST_TMPDIR/link.yaml"
 	run "$DISTENV" check-config "$BATS_TEST_TMPDIR/link.yaml" "${TRUST[@]}"
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/link.yaml: cannot open the site policy file: it is a symbolic link. name the file itself, not a symbolic link" ]
+	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/link.yaml: cannot open the site policy file: it is a symbolic link. Name the file itself, not a symbolic link" ]
 }
 
 @test "a file not owned by root is refused without --trust-owner" {
@@ -178,5 +178,5 @@ put() {
 	[[ "$output" == "distenv: error: --colour: unknown option or missing value."* ]]
 	run "$DISTENV" check-config /nonexistent/distenv.yaml
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: /nonexistent/distenv.yaml: cannot open the site policy file: No such file or directory. check config= on the plugstack line" ]
+	[ "$output" = "distenv: error: /nonexistent/distenv.yaml: cannot open the site policy file: No such file or directory. Check config= on the plugstack line" ]
 }

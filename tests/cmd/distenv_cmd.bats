@@ -56,7 +56,7 @@ setup() {
 	export SLURM_STEP_NUM_TASKS=2 SLURM_STEP_TASKS_PER_NODE=2
 	run "$DISTENV" env
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: node localhost: 2 tasks of step 812.4 run on this node in torchrun mode. use --ntasks-per-node=1 (torchrun starts one process per GPU itself), or --distenv=tasks to start one task per rank" ]
+	[ "$output" = "distenv: error: node localhost: 2 tasks of step 812.4 run on this node in torchrun mode. Use --ntasks-per-node=1 (torchrun starts one process per GPU itself), or --distenv=tasks to start one task per rank" ]
 }
 
 @test "a variable the user exported is kept and not printed" {
@@ -91,7 +91,7 @@ setup() {
 	run "$DISTENV" env
 	[ "$status" -eq 1 ]
 	# 127.0.0.1, or ::1 where /etc/hosts maps localhost to it first
-	[[ "$output" =~ ^"distenv: error: node localhost: master host localhost: the name resolves only to the loopback address "(127\.0\.0\.1|::1)", which other nodes cannot reach. map the name to the node's cluster address in /etc/hosts or DNS" ]]
+	[[ "$output" =~ ^"distenv: error: node localhost: master host localhost: the name resolves only to the loopback address "(127\.0\.0\.1|::1)", which other nodes cannot reach. Map the name to the node's cluster address in /etc/hosts or DNS" ]]
 }
 
 @test "an interface that does not exist is named with the ones that do" {
@@ -130,7 +130,7 @@ setup() {
 	[[ "$output" == "distenv: error: node localhost: GLOO_SOCKET_IFNAME (exported): you exported GLOO_SOCKET_IFNAME=^lo,docker: Gloo takes plain interface names"* ]]
 	GLOO_SOCKET_IFNAME=127.0.0.1 run "$DISTENV" env
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"'127.0.0.1' is an IP address, not an interface name"*"export GLOO_SOCKET_IFNAME=lo (the interface holding 127.0.0.1 here)"* ]]
+	[[ "$output" == *"'127.0.0.1' is an IP address, not an interface name"*"Export GLOO_SOCKET_IFNAME=lo (the interface holding 127.0.0.1 here)"* ]]
 	run "$DISTENV" env --ifname 10.1.2.3
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"'10.1.2.3' is an IP address, not an interface name"* ]]
@@ -139,9 +139,9 @@ setup() {
 @test "bad option values are refused with the option named" {
 	run "$DISTENV" env --port abc
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: --port: 'abc' is not a port number from 1024 to 65535. give a port number from 1024 to 65535" ]
+	[ "$output" = "distenv: error: --port: 'abc' is not a port number from 1024 to 65535. Give a port number from 1024 to 65535" ]
 	run "$DISTENV" env --mode mpi
-	[ "$output" = "distenv: error: --mode: unknown mode 'mpi'. use torchrun (one task per node that runs torchrun or llamafactory-cli), elastic (the same with torchrun's c10d rendezvous), tasks (one task per rank) or off" ]
+	[ "$output" = "distenv: error: --mode: unknown mode 'mpi'. Use torchrun (one task per node that runs torchrun or llamafactory-cli), elastic (the same with torchrun's c10d rendezvous), tasks (one task per rank) or off" ]
 	run "$DISTENV" env --ifname 'eth0;reboot'
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"has the character ';'"* ]]
@@ -156,7 +156,7 @@ setup() {
 @test "outside a Slurm step it says what is missing" {
 	run env -i "$DISTENV" env
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: SLURM_JOB_ID: not set. run inside a Slurm step (srun), or set the variable" ]
+	[ "$output" = "distenv: error: SLURM_JOB_ID: not set. Run inside a Slurm step (srun), or set the variable" ]
 }
 
 @test "a malformed reserved-port list is reported" {

@@ -105,7 +105,7 @@ write_yaml() {
 	echo "cuttoff_len: 4096" >>"$W/dpo.yaml"
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 1 --host-mem 4T
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"error: $W/dpo.yaml:45:1: unknown LLaMA-Factory key 'cuttoff_len'"*"did you mean 'cutoff_len'?"* ]]
+	[[ "$output" == *"error: $W/dpo.yaml:45:1: unknown LLaMA-Factory key 'cuttoff_len'"*"Did you mean 'cutoff_len'?"* ]]
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 1 --host-mem 4T --check off
 	[ "$status" -eq 0 ]
 	echo "save_on_each_node: [yes]" >>"$W/dpo.yaml"
@@ -127,7 +127,7 @@ write_yaml() {
 	ln -s "$W/dpo.yaml" "$W/link.yaml"
 	run "$DISTENV" plan "$W/link.yaml" --nodes 1
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"$W/link.yaml: cannot open the training YAML: it is a symbolic link. name the file itself, not a symbolic link"* ]]
+	[[ "$output" == *"$W/link.yaml: cannot open the training YAML: it is a symbolic link. Name the file itself, not a symbolic link"* ]]
 	sum=$(sha256sum "$W/dpo.yaml")
 	"$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --offload cpu \
 		--host-mem 4T >/dev/null
@@ -251,7 +251,7 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 @test "bad option values fail with the accepted values" {
 	run "$DISTENV" plan "$W/dpo.yaml" --offload nvme
 	[ "$status" -eq 2 ]
-	[ "$output" = "distenv: error: --offload: 'nvme' is not accepted. use none, cpu or auto" ]
+	[ "$output" = "distenv: error: --offload: 'nvme' is not accepted. Use none, cpu or auto" ]
 	run "$DISTENV" plan "$W/dpo.yaml" --gpu-mem 80X
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"'80X' is not a memory size"* ]]
@@ -264,10 +264,10 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 @test "sizes need a unit: a bare 80 or 72 is refused with the fix, not planned as 80 MiB or 72 parameters" {
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --gpu-mem 80
 	[ "$status" -eq 2 ]
-	[ "$output" = "distenv: error: --gpu-mem: '80' is not a memory size with a unit. write the size with its unit: 80G, 141GB, 512M, 2T (from 1M to 1P)" ]
+	[ "$output" = "distenv: error: --gpu-mem: '80' is not a memory size with a unit. Write the size with its unit: 80G, 141GB, 512M, 2T (from 1M to 1P)" ]
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --model-params 72
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"--model-params: '72' is not a parameter count with a unit. write the count with its unit: 70B"* ]]
+	[[ "$output" == *"--model-params: '72' is not a parameter count with a unit. Write the count with its unit: 70B"* ]]
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --gpus-per-node 8 --gpu-mem 80GB --host-mem 4T
 	[ "$status" -eq 0 ]
 	grep -qF "resolved settings for $W/dpo.yaml (2 nodes x 8 GPUs, node 0)" <<<"$output"

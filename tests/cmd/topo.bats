@@ -89,26 +89,26 @@ setup() {
 	mkfifo "$BATS_TEST_TMPDIR/topo.xml"
 	run timeout 10 "$DISTENV" topo --xml "$BATS_TEST_TMPDIR/topo.xml"
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/topo.xml: refused: not a regular file. name a regular file, not a FIFO" ]
+	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/topo.xml: refused: not a regular file. Name a regular file, not a FIFO" ]
 }
 
 @test "topo: an empty --xml file is refused" {
 	: >"$BATS_TEST_TMPDIR/empty.xml"
 	run "$DISTENV" topo --xml "$BATS_TEST_TMPDIR/empty.xml"
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/empty.xml: the topology XML is empty. give a topology XML file written by lstopo (lstopo FILE.xml)" ]
+	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/empty.xml: the topology XML is empty. Give a topology XML file written by lstopo (lstopo FILE.xml)" ]
 }
 
 @test "topo: errors name the file or the option" {
 	run "$DISTENV" topo --xml /nonexistent.xml
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: /nonexistent.xml: cannot open the topology XML: No such file or directory. give a topology XML file written by lstopo (lstopo FILE.xml)" ]
+	[ "$output" = "distenv: error: /nonexistent.xml: cannot open the topology XML: No such file or directory. Give a topology XML file written by lstopo (lstopo FILE.xml)" ]
 	run "$DISTENV" topo --xml "$TOPO/SOURCES.md"
 	[ "$status" -eq 1 ]
 	[[ "$output" == "distenv: error: $TOPO/SOURCES.md: "* ]]
 	run "$DISTENV" topo --xml "$TOPO/jureca-dc-gpu-jrc0323.hwloc2.xml" --gpus gpu0
 	[ "$status" -eq 1 ]
-	[ "$output" = "distenv: error: --gpus: 'gpu0' is neither an index nor a GPU UUID. give GPU indices or GPU-/MIG- UUIDs, comma-separated" ]
+	[ "$output" = "distenv: error: --gpus: 'gpu0' is neither an index nor a GPU UUID. Give GPU indices or GPU-/MIG- UUIDs, comma-separated" ]
 	run "$DISTENV" topo --bogus
 	[ "$status" -eq 2 ]
 	run "$DISTENV" topo extra

@@ -169,7 +169,7 @@ static void error_format(void **state)
 	(void)state;
 	distenv_error_set(&err, "--distenv-port", "give a port", "'x' is bad");
 	distenv_error_format(&err, line, sizeof(line));
-	assert_string_equal(line, "--distenv-port: 'x' is bad. give a port");
+	assert_string_equal(line, "--distenv-port: 'x' is bad. Give a port");
 	distenv_error_prefix_where(&err, "node n2");
 	assert_string_equal(err.where, "node n2: --distenv-port");
 	distenv_error_set(&err, NULL, NULL, "plain");
