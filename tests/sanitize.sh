@@ -136,7 +136,7 @@ valgrind_part() {
 		vg "env --mode tasks --nproc 2" 0 env --mode tasks --nproc 2
 		vg "env --ifname ^=docker,ib (exclusion list)" 0 env --ifname '^=docker,ib'
 		MASTER_PORT=29500 vg "env, user's MASTER_PORT kept" 0 env
-		vg "env --port abc (option error)" 1 env --port abc
+		vg "env --port abc (option error)" 2 env --port abc
 		vg "env --ifname '=ens5' (no such interface)" 1 env --ifname =ens5
 		SLURM_STEP_RESV_PORTS=21000- vg "env, bad SLURM_STEP_RESV_PORTS" 1 env
 		SLURM_STEP_TASKS_PER_NODE=2 SLURM_STEP_NUM_TASKS=2 vg "env, 2 tasks in torchrun mode" 1 env

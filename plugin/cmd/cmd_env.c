@@ -115,8 +115,10 @@ static int run(int argc, char **argv, int show)
 
 	distenv_error_clear(&err);
 	distenv_site_defaults(&site);
-	if (parse_request(argc, argv, &req, &err))
-		return distenv_cmd_fail(&err);
+	if (parse_request(argc, argv, &req, &err)) {
+		distenv_cmd_fail(&err);
+		return 2; /* a usage error, as in every subcommand */
+	}
 	topo = load_topology(note, sizeof(note));
 	rc = distenv_derive_for_task_topo(&site, &req,
 					  (const char *const *)environ, -1,

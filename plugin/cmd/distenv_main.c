@@ -1,6 +1,9 @@
 /*
  * distenv_main.c: the distenv command: a table of subcommands, each a
- * thin shell around the core in its own cmd_*.c file.
+ * thin shell around the core in its own cmd_*.c file. Exit status, in
+ * every subcommand: 0 done, 1 the work failed (an error about the
+ * inputs' contents), 2 a usage error (unknown option, bad option value,
+ * missing argument).
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,9 +61,17 @@ int main(int argc, char **argv)
 		       DISTENV_SLURM_VERSION);
 		return 0;
 	}
-	for (i = 0; commands[i].name; i++)
-		if (strcmp(cmd, commands[i].name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
+	for (i = 0; commands[i].name; i++) {
+		if (strcmp(cmd, commands[i].name))
+			continue;
+		/* `distenv plan --help`: that command's usage, exit 0. */
+		if (argc > 2 && (strcmp(argv[2], "--help") == 0 ||
+				 strcmp(argv[2], "-h") == 0)) {
+			printf("usage: distenv %s\n", commands[i].usage);
+			return 0;
+		}
+		return commands[i].run(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "distenv: error: unknown command '%s'. See distenv "
 			"--help\n", cmd);
 	return 2;

@@ -132,23 +132,30 @@ setup() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"'127.0.0.1' is an IP address, not an interface name"*"Export GLOO_SOCKET_IFNAME=lo (the interface holding 127.0.0.1 here)"* ]]
 	run "$DISTENV" env --ifname 10.1.2.3
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$output" == *"'10.1.2.3' is an IP address, not an interface name"* ]]
 }
 
-@test "bad option values are refused with the option named" {
+@test "bad option values are refused with the option named, exit 2 (a usage error, as in every subcommand); each subcommand answers --help" {
+	for c in env show topo plan prepare check-config; do
+		run "$DISTENV" "$c" --help
+		[ "$status" -eq 0 ]
+		[[ "$output" == "usage: distenv $c"* ]]
+		run "$DISTENV" "$c" --bogus
+		[ "$status" -eq 2 ]
+	done
 	run "$DISTENV" env --port abc
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[ "$output" = "distenv: error: --port: 'abc' is not a port number from 1024 to 65535. Give a port number from 1024 to 65535" ]
 	run "$DISTENV" env --mode mpi
 	[ "$output" = "distenv: error: --mode: unknown mode 'mpi'. Use torchrun (one task per node that runs torchrun or llamafactory-cli), elastic (the same with torchrun's c10d rendezvous), tasks (one task per rank) or off" ]
 	run "$DISTENV" env --ifname 'eth0;reboot'
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$output" == *"has the character ';'"* ]]
 	run "$DISTENV" env --nproc 0
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	run "$DISTENV" env --bogus
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	run "$DISTENV" frobnicate
 	[ "$status" -eq 2 ]
 }
