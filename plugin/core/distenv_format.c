@@ -14,16 +14,25 @@ void distenv_format_show(FILE *out, const struct distenv_step *step,
 
 	if (!mem)
 		return;
-	if (step->kind == DISTENV_STEP_BATCH)
+	if (step->kind == DISTENV_STEP_BATCH && step->alloc_shell)
+		fprintf(mem, "distenv: %s: the shell of job %u's allocation, "
+			"outside any step (mode %s, %u node%s): the plugin "
+			"exports nothing here; each srun step gets its own "
+			"values\n", step->node_name, step->job_id,
+			distenv_mode_name(mode), step->nnodes,
+			step->nnodes == 1 ? "" : "s");
+	else if (step->kind == DISTENV_STEP_BATCH)
 		fprintf(mem, "distenv: %s: batch script of job %u (mode %s, "
-			"%u nodes)\n", step->node_name, step->job_id,
-			distenv_mode_name(mode), step->nnodes);
+			"%u node%s)\n", step->node_name, step->job_id,
+			distenv_mode_name(mode), step->nnodes,
+			step->nnodes == 1 ? "" : "s");
 	else
 		fprintf(mem, "distenv: %s: node %u of %u in step %u.%u (mode "
-			"%s, task %u, %u tasks on this node)\n",
+			"%s, task %u, %u task%s on this node)\n",
 			step->node_name, step->node_id, step->nnodes,
 			step->job_id, step->step_id, distenv_mode_name(mode),
-			step->procid, step->local_ntasks);
+			step->procid, step->local_ntasks,
+			step->local_ntasks == 1 ? "" : "s");
 	if (step->topo_note && step->topo_note[0])
 		fprintf(mem, "distenv: %s:   topology: %s\n", step->node_name,
 			step->topo_note);

@@ -89,9 +89,12 @@ int distenv_step_from_env(const char *const *envp, int batch,
 		return -1;
 	name = distenv_env_get(envp, "SLURMD_NODENAME");
 	snprintf(step->node_name, sizeof(step->node_name), "%s",
-		 name ? name : "?");
+		 name ? name : "submit host");
 	if (!in_step) {
 		step->kind = DISTENV_STEP_BATCH;
+		/* slurmstepd sets SLURMD_NODENAME for the batch script;
+		 * salloc's own shell runs outside Slurm's daemons. */
+		step->alloc_shell = !name;
 		if (distenv_env_u32(envp, "SLURM_JOB_NUM_NODES", 1,
 				    &step->nnodes, err) < 0)
 			return -1;

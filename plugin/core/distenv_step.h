@@ -32,6 +32,8 @@ struct distenv_step {
 	uint32_t procid;       /* this task's rank in the step (SLURM_PROCID) */
 	uint32_t localid;      /* its index on this node (SLURM_LOCALID) */
 	char node_name[DISTENV_HOST_MAX];   /* this node, for messages */
+	int alloc_shell; /* batch kind outside slurmstepd (no SLURMD_NODENAME):
+			  * the shell salloc starts on the submit host */
 	char master_host[DISTENV_HOST_MAX]; /* name of node index 0 */
 	const char *resv_ports;  /* SLURM_STEP_RESV_PORTS or NULL */
 	uint16_t ephemeral_lo;   /* kernel ephemeral port range */

@@ -80,7 +80,7 @@ setup() {
 @test "show explains every value" {
 	run "$DISTENV" show
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "distenv: localhost: node 0 of 1 in step 812.4 (mode torchrun, task 0, 1 tasks on this node)" ]]
+	[[ "${lines[0]}" == "distenv: localhost: node 0 of 1 in step 812.4 (mode torchrun, task 0, 1 task on this node)" ]]
 	grep -q 'NODE_RANK=0  \[set\] SLURM_NODEID: this node.s index in the step (read by LLaMA-Factory >= 0.9.1)' <<<"$output"
 	grep -q 'RANK=0  \[set\] = NODE_RANK, for LLaMA-Factory <= 0.9.0 which reads RANK' <<<"$output"
 	grep -q 'MASTER_PORT=[0-9]*  \[set\] derived from job 812 step 4 in port_range 29600-32767' <<<"$output"
@@ -178,4 +178,12 @@ setup() {
 	run "$DISTENV" env --ifname "^=eth9"
 	[ "$status" -eq 0 ]
 	grep -qx "export NCCL_SOCKET_IFNAME='^=eth9'" <<<"$output"
+}
+
+@test "show in salloc's shell (a job, no step, no slurmd) says that it is that shell and that the plugin exports nothing there" {
+	unset SLURM_STEP_ID SLURMD_NODENAME SLURM_STEP_NUM_NODES SLURM_STEP_NODELIST
+	export SLURM_JOB_NUM_NODES=2 SLURM_JOB_NODELIST=localhost,otherhost
+	run "$DISTENV" show
+	echo "$output"
+	[[ "${lines[0]}" == "distenv: submit host: the shell of job 812's allocation, outside any step (mode torchrun, 2 nodes): the plugin exports nothing here; each srun step gets its own values" ]]
 }
