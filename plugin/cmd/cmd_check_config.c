@@ -18,7 +18,8 @@
 #include "distenv_policy.h"
 
 static const char usage_fix[] =
-	"usage: distenv check-config FILE [--partition NAME] [--trust-owner]";
+	"usage: distenv check-config FILE [--partition NAME] [--trust-owner], "
+	"or distenv check-config [--slurm-conf PATH]";
 
 /* Where the value of key comes from for partition part (NULL: none). */
 static const char *source(const struct distenv_policy_file *f,
@@ -140,7 +141,9 @@ int distenv_cmd_check_config(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"partition", required_argument, NULL, 'p'},
 		{"trust-owner", no_argument, NULL, 't'},
+		{"slurm-conf", required_argument, NULL, 's'},
 		{NULL, 0, NULL, 0}};
+	const char *slurm_conf = NULL;
 	struct distenv_policy_file f;
 	struct distenv_error err;
 	const char *partition = NULL, *path;
@@ -156,6 +159,8 @@ int distenv_cmd_check_config(int argc, char **argv)
 			partition = optarg;
 		} else if (c == 't') {
 			flags |= DISTENV_POLICY_LOAD_TRUST_OWNER;
+		} else if (c == 's') {
+			slurm_conf = optarg;
 		} else {
 			fprintf(stderr, "distenv: error: %s: unknown option or "
 					"missing value. %s\n",
@@ -163,10 +168,13 @@ int distenv_cmd_check_config(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind != 1) {
+	/* No FILE: the configuration slurmd runs (cmd_check_slurm.c). */
+	if (argc == optind)
+		return distenv_check_slurm_conf(slurm_conf);
+	if (argc - optind != 1 || slurm_conf) {
 		fprintf(stderr, "distenv: error: %s. %s\n",
-			argc - optind ? "one FILE only" : "no FILE given",
-			usage_fix);
+			slurm_conf ? "--slurm-conf takes no FILE" :
+				     "one FILE only", usage_fix);
 		return 2;
 	}
 	path = argv[optind];

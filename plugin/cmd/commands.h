@@ -48,4 +48,9 @@ void distenv_lf_print_msgs(FILE *out, const struct lf_decision *dec);
 /* Print err as "distenv: error: WHERE: WHAT. FIX" to stderr; returns 1. */
 int distenv_cmd_fail(const struct distenv_error *err);
 
+/* `distenv check-config` without FILE: the configuration slurmd runs,
+ * from slurm.conf at path (NULL: $SLURM_CONF, else
+ * /etc/slurm/slurm.conf); cmd_check_slurm.c. Returns the exit status. */
+int distenv_check_slurm_conf(const char *path);
+
 #endif

@@ -17,7 +17,7 @@ static const struct distenv_command commands[] = {
 	{"show", "show [same options as env]", distenv_cmd_show},
 	{"topo", "topo [--xml FILE] [--gpus LIST] [--nvidia-dir DIR]",
 	 distenv_cmd_topo},
-	{"check-config", "check-config FILE [--partition NAME] [--trust-owner]",
+	{"check-config", "check-config FILE [--partition NAME] [--trust-owner] | check-config [--slurm-conf PATH]",
 	 distenv_cmd_check_config},
 	{"plan", "plan FILE --nodes N --gpus-per-node G [--gpu-mem 80G] [--host-mem 1T] [--model-params 70B] [--offload none|cpu|auto] [--save-on-each-node auto|yes|no] [--check warn|strict|off] [--print-yaml]",
 	 distenv_cmd_plan},

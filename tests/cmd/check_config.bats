@@ -168,15 +168,61 @@ put() {
 }
 
 @test "usage errors exit 2" {
-	run "$DISTENV" check-config
-	[ "$status" -eq 2 ]
-	[ "$output" = "distenv: error: no FILE given. usage: distenv check-config FILE [--partition NAME] [--trust-owner]" ]
 	run "$DISTENV" check-config a.yaml b.yaml
 	[ "$status" -eq 2 ]
+	[ "$output" = "distenv: error: one FILE only. usage: distenv check-config FILE [--partition NAME] [--trust-owner], or distenv check-config [--slurm-conf PATH]" ]
+	run "$DISTENV" check-config --slurm-conf /nonexistent/slurm.conf
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: /nonexistent/slurm.conf: cannot find slurm.conf. Give its path with --slurm-conf PATH or SLURM_CONF" ]
 	run "$DISTENV" check-config --colour a.yaml
 	[ "$status" -eq 2 ]
 	[[ "$output" == "distenv: error: --colour: unknown option or missing value."* ]]
 	run "$DISTENV" check-config /nonexistent/distenv.yaml
 	[ "$status" -eq 1 ]
 	[ "$output" = "distenv: error: /nonexistent/distenv.yaml: cannot open the site policy file: No such file or directory. Check config= on the plugstack line" ]
+}
+
+@test "without FILE: the configuration slurmd runs, found through slurm.conf, PlugStackConfig and its includes, with what would fail or weaken jobs" {
+	local d=$BATS_TEST_TMPDIR/etc
+	mkdir -p "$d/plugstack.d"
+	chmod 755 "$d" "$d/plugstack.d"
+	cat >"$d/slurm.conf" <<-EOF
+	ClusterName=x
+	plugstackconfig=$d/plugstack.conf
+	PartitionName=DEFAULT MaxTime=1
+	PartitionName=debug Nodes=n[1-2] Default=YES
+	PartitionName=gpu Nodes=n1
+	EOF
+	echo "include $d/plugstack.d/*.conf" >"$d/plugstack.conf"
+	cat >"$d/site.yaml" <<-'EOF'
+	default_mode: tasks
+	topology_xml: /nonexistent/a100.xml
+	partitions:
+	  gpux:
+	    default_mode: torchrun
+	EOF
+	chmod 600 "$d/site.yaml"
+	echo "required /usr/lib/x86_64-linux-gnu/slurm-wlm/distenv.so default=torchrun config=$d/site.yaml" >"$d/plugstack.d/distenv.conf"
+	SLURM_CONF=$d/slurm.conf run "$DISTENV" check-config
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx "slurm.conf: $d/slurm.conf (2 partitions)" <<<"$output"
+	grep -qx "distenv's line: $d/plugstack.d/distenv.conf:1: required /usr/lib/x86_64-linux-gnu/slurm-wlm/distenv.so default=torchrun config=$d/site.yaml" <<<"$output"
+	grep -qF "warning: $d/site.yaml: mode 0600: only root can read it, and every --distenv job of another user fails on it" <<<"$output"
+	grep -qF "warning: $d/site.yaml:4: section for partition gpux, which $d/slurm.conf does not define" <<<"$output"
+	grep -qF "warning: top level: default= on the plugstack line ($d/plugstack.d/distenv.conf:1) overrides the file's default_mode" <<<"$output"
+	grep -qF "warning: top level: topology_xml /nonexistent/a100.xml is not a file on this host: jobs there get no NCCL_IB_HCA" <<<"$output"
+	grep -qx "\[partition gpu\] mode without --distenv: torchrun (plugstack default=); port_range 29600-32767; interfaces (any)" <<<"$output"
+	# (more where the test directory is not root's)
+	grep -qE "^([5-9]|[1-9][0-9]) warnings$" <<<"$output"
+	# a broken argument names the plugstack file and line
+	echo "required distenv.so colour=blue" >"$d/plugstack.d/distenv.conf"
+	run "$DISTENV" check-config --slurm-conf "$d/slurm.conf"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"distenv: error: $d/plugstack.d/distenv.conf:1: plugstack.conf argument 'colour=blue': unknown argument"* ]]
+	# commented out: not loaded
+	echo "#required distenv.so" >"$d/plugstack.d/distenv.conf"
+	run "$DISTENV" check-config --slurm-conf "$d/slurm.conf"
+	[ "$status" -eq 0 ]
+	grep -qF 'distenv is not loaded by this configuration' <<<"$output"
 }
