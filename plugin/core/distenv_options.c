@@ -166,58 +166,88 @@ int distenv_parse_port_range(const char *value, const char *where,
 	return 0;
 }
 
+/* One plugstack argument into site. */
+static int parse_plugstack_arg(const char *arg, struct distenv_site *site,
+			       struct distenv_error *err)
+{
+	char where[128], shown[72];
+
+	snprintf(where, sizeof(where), "plugstack.conf argument '%s'",
+		 distenv_printable(arg, shown, sizeof(shown)));
+	if (distenv_option_text_check(arg, where, err))
+		return -1;
+	if (strncmp(arg, "default=", 8) == 0) {
+		if (!arg[8])
+			return distenv_error_set(
+				err, where, "write default=off|torchrun|tasks",
+				"no mode given");
+		if (distenv_parse_mode(arg + 8, where, &site->default_mode,
+				       err))
+			return -1;
+		site->given |= DISTENV_SITE_GIVEN_MODE;
+	} else if (strncmp(arg, "port_range=", 11) == 0) {
+		if (distenv_parse_port_range(arg + 11, where, &site->port_lo,
+					     &site->port_hi, err))
+			return -1;
+		site->given |= DISTENV_SITE_GIVEN_PORTS;
+	} else if (strncmp(arg, "config=", 7) == 0) {
+		/* plugstack.conf has no quoting (spank(8)), so the path
+		 * holds no blank; it must be absolute because slurmd,
+		 * slurmstepd and srun run in different directories. */
+		if (arg[7] != '/' || strlen(arg + 7) >= sizeof(site->config))
+			return distenv_error_set(
+				err, where,
+				"write config=/etc/slurm/distenv.yaml (an "
+				"absolute path, at most 255 bytes)",
+				"not an absolute path");
+		snprintf(site->config, sizeof(site->config), "%s", arg + 7);
+	} else {
+		return distenv_error_set(
+			err, where,
+			"known arguments are default=off|torchrun|tasks, "
+			"port_range=LO-HI and config=PATH",
+			"unknown argument");
+	}
+	return 0;
+}
+
 int distenv_parse_plugstack(int argc, char **argv, struct distenv_site *site,
 			    struct distenv_error *err)
 {
-	int i;
+	char others[256] = "", shown[72];
+	size_t used = 0;
+	int i, bad = 0;
 
 	distenv_site_defaults(site);
+	/* Every argument is read, so that the admin sees all bad ones at
+	 * once: the first in full, the others named after it. */
 	for (i = 0; i < argc; i++) {
-		const char *arg = argv[i];
-		char where[128], shown[72];
+		struct distenv_error e;
 
-		snprintf(where, sizeof(where), "plugstack.conf argument '%s'",
-			 distenv_printable(arg, shown, sizeof(shown)));
-		if (distenv_option_text_check(arg, where, err))
-			return -1;
-		if (strncmp(arg, "default=", 8) == 0) {
-			if (!arg[8])
-				return distenv_error_set(
-					err, where, "write default=off|torchrun|tasks",
-					"no mode given");
-			if (distenv_parse_mode(arg + 8, where,
-					       &site->default_mode, err))
-				return -1;
-			site->given |= DISTENV_SITE_GIVEN_MODE;
-		} else if (strncmp(arg, "port_range=", 11) == 0) {
-			if (distenv_parse_port_range(arg + 11, where,
-						     &site->port_lo,
-						     &site->port_hi, err))
-				return -1;
-			site->given |= DISTENV_SITE_GIVEN_PORTS;
-		} else if (strncmp(arg, "config=", 7) == 0) {
-			/* plugstack.conf has no quoting (spank(8)), so the
-			 * path holds no blank; it must be absolute because
-			 * slurmd, slurmstepd and srun run in different
-			 * directories. */
-			if (arg[7] != '/' ||
-			    strlen(arg + 7) >= sizeof(site->config))
-				return distenv_error_set(
-					err, where,
-					"write config=/etc/slurm/distenv.yaml (an "
-					"absolute path, at most 255 bytes)",
-					"not an absolute path");
-			snprintf(site->config, sizeof(site->config), "%s",
-				 arg + 7);
-		} else {
-			return distenv_error_set(
-				err, where,
-				"known arguments are default=off|torchrun|tasks, "
-				"port_range=LO-HI and config=PATH",
-				"unknown argument");
+		distenv_error_clear(&e);
+		if (!parse_plugstack_arg(argv[i], site, &e))
+			continue;
+		if (bad++ == 0) {
+			if (err)
+				*err = e;
+		} else if (used < sizeof(others)) {
+			int w = snprintf(others + used, sizeof(others) - used,
+					 "%s'%s'", used ? ", " : "",
+					 distenv_printable(argv[i], shown,
+							   sizeof(shown)));
+
+			if (w > 0)
+				used += (size_t)w;
 		}
 	}
-	return 0;
+	if (bad > 1 && err) {
+		size_t len = strlen(err->what);
+
+		snprintf(err->what + len, sizeof(err->what) - len,
+			 " (and %d more bad argument%s: %s)", bad - 1,
+			 bad == 2 ? "" : "s", others);
+	}
+	return bad ? -1 : 0;
 }
 
 enum distenv_mode distenv_effective_mode(const struct distenv_site *site,

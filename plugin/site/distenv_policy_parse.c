@@ -83,7 +83,8 @@ static int syntax_error(struct parser *p)
 {
 	const yaml_parser_t *y = &p->yp;
 	const char *fix = "fix the YAML syntax (a mapping of keys, two-space "
-			  "indents, no tabs); see contrib/distenv.yaml";
+			  "indents, no tabs); see distenv(8), SITE FILE, or the "
+			  "example /etc/slurm/distenv.yaml";
 	yaml_mark_t m = y->problem_mark;
 
 	if (y->error == YAML_MEMORY_ERROR)

@@ -151,6 +151,24 @@ static int export_vars(spank_t sp, const struct distenv_vars *vars,
 	return 0;
 }
 
+/* What each task got, in slurmd's log at SlurmdDebug=debug (Slurm's
+ * own levels; nothing at the default info): an admin can follow a
+ * user's step without --distenv-show. */
+static void log_vars(const struct distenv_step *step,
+		     const struct distenv_vars *vars)
+{
+	size_t i;
+
+	for (i = 0; i < vars->count; i++)
+		slurm_debug("distenv: job %u step %u node %s task %u: %s=%s "
+			    "[%s] %s", step->job_id, step->step_id,
+			    step->node_name, step->procid,
+			    vars->items[i].name, vars->items[i].value,
+			    vars->items[i].action == DISTENV_ACTION_KEPT ?
+				    "kept" : "set",
+			    vars->items[i].reason);
+}
+
 static int derive_and_export(spank_t sp, const struct distenv_site *site,
 			     char **envp, int batch, enum distenv_mode mode,
 			     struct distenv_error *err)
@@ -178,6 +196,8 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 		free(topo);
 	if (rc == 0)
 		rc = export_vars(sp, &vars, err);
+	if (rc == 0)
+		log_vars(&step, &vars);
 	if (rc == 0 && st->req.show && (batch || step.localid == 0))
 		distenv_format_show(stderr, &step, mode, &vars);
 	distenv_vars_free(&vars);

@@ -192,7 +192,7 @@ EOF
 	run srun -N2 -n4 --distenv true
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[[ "$output" =~ distenv:\ error:\ node\ n1:\ [0-9]+\ tasks\ of\ step\ [0-9]+\.0\ run\ on\ this\ node\ in\ torchrun\ mode\.\ use\ --ntasks-per-node=1 ]]
+	[[ "$output" =~ distenv:\ error:\ node\ n1:\ [0-9]+\ tasks\ of\ step\ [0-9]+\.0\ run\ on\ this\ node\ in\ torchrun\ mode\.\ Use\ --ntasks-per-node=1 ]]
 	# Reported once per node, not once per task.
 	[ "$(grep -c 'distenv: error: node n1:' <<<"$output")" -eq 1 ]
 	nodes_idle

@@ -62,7 +62,7 @@ timed() {
 	echo "$output"
 	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
 	[ "$elapsed_ms" -lt 15000 ]
-	[[ "$output" == *"distenv: error: node n2: master host n1: cannot resolve the name"*"add the master's cluster address to /etc/hosts or DNS on this node"* ]]
+	[[ "$output" == *"distenv: error: node n2: master host n1: cannot resolve the name"*"Add the master's cluster address to /etc/hosts or DNS on this node"* ]]
 	# n1 resolves its own name (skipping 127.0.1.1): no error there.
 	[[ "$output" != *"distenv: error: node n1:"* ]]
 	nodes_idle

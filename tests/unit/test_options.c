@@ -142,6 +142,19 @@ static void plugstack_args(void **state)
 	assert_string_equal(err.what, "unknown mode 'yes'");
 	assert_int_equal(distenv_parse_plugstack(1, empty_mode, &site, &err), -1);
 	assert_string_equal(err.what, "no mode given");
+	/* Every bad argument at once: the first in full, the others named. */
+	{
+		char *three[] = {"colour=blue", "default=torchrun", "default=yes",
+				 "port_range=1-2"};
+
+		assert_int_equal(distenv_parse_plugstack(4, three, &site, &err),
+				 -1);
+		assert_string_equal(err.where,
+				    "plugstack.conf argument 'colour=blue'");
+		assert_string_equal(err.what,
+				    "unknown argument (and 2 more bad arguments: "
+				    "'default=yes', 'port_range=1-2')");
+	}
 }
 
 static void effective_mode(void **state)
