@@ -134,11 +134,11 @@ static void check_keys(const struct lf_inputs *in, struct lf_decision *dec)
 			continue;
 		near = lf_key_nearest(key);
 		lf_node_where(doc, k, where, sizeof(where));
-		snprintf(fix, sizeof(fix), "%s%s%scheck the key against "
+		snprintf(fix, sizeof(fix), "%s%s%s%s the key against "
 			 "LLaMA-Factory's hparams/ for your version "
 			 "(--distenv-check=off skips this check)",
 			 near ? "did you mean '" : "", near ? near : "",
-			 near ? "'? " : "");
+			 near ? "'? " : "", near ? "Check" : "check");
 		msg(dec, in, LF_ERROR, where, fix,
 		    "unknown LLaMA-Factory key '%s' (HfArgumentParser stops "
 		    "with \"Some keys are not used\")", key);

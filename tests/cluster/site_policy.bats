@@ -56,7 +56,7 @@ with_site() {
 
 @test "a broken site file: logged at slurmd start and at every srun, fails --distenv jobs only" {
 	broken="$BATS_FILE_TMPDIR/broken.yaml"
-	msg="distenv: $broken:2:1: unknown key 'colour'. accepted keys: version, default_mode, port_range"
+	msg="distenv: $broken:2:1: unknown key 'colour'. Accepted keys: version, default_mode, port_range"
 	for n in 1 2; do
 		grep -qF "$msg" "$DISTENV_CLUSTER_DIR/log/slurmd-n$n.log"
 	done

@@ -116,7 +116,7 @@ ended_fast() {
 	run timeout 60 srun -N2 --distenv --distenv-lf-config=typo.yaml true
 	echo "$output"
 	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
-	grep -qE "error: distenv: --distenv-lf-config: typo.yaml:[0-9]+:1: unknown LLaMA-Factory key 'cuttoff_len' .*did you mean 'cutoff_len'\?" <<<"$output"
+	grep -qE "error: distenv: --distenv-lf-config: typo.yaml:[0-9]+:1: unknown LLaMA-Factory key 'cuttoff_len' .*Did you mean 'cutoff_len'\?" <<<"$output"
 	# nothing ran: the check is srun's, before any allocation
 	! grep -q 'distenv: n[12]' <<<"$output" || false
 	jobs_before=$(squeue -h | wc -l)

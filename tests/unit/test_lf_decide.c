@@ -389,7 +389,7 @@ static void unknown_key_error_names_nearest(void **state)
 	assert_int_equal(f.dec.msgs.errors, 1);
 	assert_string_equal(e->where, "dpo.yaml:6:1");
 	assert_string_equal(e->fix,
-			    "did you mean 'save_on_each_node'? check the key "
+			    "did you mean 'save_on_each_node'? Check the key "
 			    "against LLaMA-Factory's hparams/ for your version "
 			    "(--distenv-check=off skips this check)");
 	free_fx(&f);
