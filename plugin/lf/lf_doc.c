@@ -49,14 +49,29 @@ int lf_doc_load(struct lf_doc *doc, const char *name, const char *buf,
 	yaml_parser_set_input_string(&parser, (const unsigned char *)doc->text,
 				     len);
 	if (!yaml_parser_load(&parser, &doc->ydoc)) {
+		/* libyaml notices an unclosed bracket or quote where the
+		 * text ends or the next key starts, a line or more after
+		 * the mistake; its context mark is where the construct
+		 * began, which is where the user looks. */
+		const yaml_mark_t *m = parser.context ? &parser.context_mark :
+							 &parser.problem_mark;
+
 		snprintf(where, sizeof(where), "%s:%zu:%zu", doc->name,
-			 parser.problem_mark.line + 1,
-			 parser.problem_mark.column + 1);
-		distenv_error_set(err, where, "fix the syntax at that place",
-				  "YAML/JSON syntax error: %s%s%s",
-				  parser.problem ? parser.problem : "unknown",
-				  parser.context ? " " : "",
-				  parser.context ? parser.context : "");
+			 m->line + 1, m->column + 1);
+		if (parser.context)
+			distenv_error_set(
+				err, where, "fix the syntax at that place",
+				"YAML/JSON syntax error: %s %s that starts here "
+				"(noticed at %zu:%zu)",
+				parser.problem ? parser.problem : "unknown",
+				parser.context, parser.problem_mark.line + 1,
+				parser.problem_mark.column + 1);
+		else
+			distenv_error_set(err, where,
+					  "fix the syntax at that place",
+					  "YAML/JSON syntax error: %s",
+					  parser.problem ? parser.problem :
+							   "unknown");
 		goto out;
 	}
 	doc->loaded = 1;

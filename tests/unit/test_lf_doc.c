@@ -24,9 +24,12 @@ static void syntax_error_has_line_and_column(void **state)
 	(void)state;
 	assert_int_equal(load(&d, "stage: dpo\ncutoff_len: [1, 2\nbf16: true\n",
 			      &e), -1);
-	/* libyaml reports the flow sequence left open at line 3 col 5 */
-	assert_string_equal(e.where, "cfg.yaml:3:5");
+	/* The flow sequence left open on line 2 (col 13): where it starts,
+	 * not where libyaml noticed it (3:5). */
+	assert_string_equal(e.where, "cfg.yaml:2:13");
 	assert_non_null(strstr(e.what, "YAML/JSON syntax error"));
+	assert_non_null(strstr(e.what, "a flow sequence that starts here "
+				       "(noticed at 3:5)"));
 	lf_doc_free(&d);
 	assert_int_equal(load(&d, "a: 1\n b: 2\n", &e), -1);
 	assert_string_equal(e.where, "cfg.yaml:2:3");
