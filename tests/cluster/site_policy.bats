@@ -297,3 +297,18 @@ with_site() {
 	[ "$status" -ne 0 ]
 	grep -qF "distenv: error: --distenv: distenv is turned off for partition debug ($f: enabled: false)" <<<"$output"
 }
+
+@test "at SlurmdDebug=debug, slurmd's log holds each task's derived values with their reasons" {
+	plugstack_with_distenv
+	sed -i 's/^SlurmdDebug=.*/SlurmdDebug=debug/' "$SLURM_CONF"
+	scontrol reconfigure
+	sleep 2
+	run timeout 60 srun -N2 --distenv true
+	sed -i 's/^SlurmdDebug=.*/SlurmdDebug=info/' "$SLURM_CONF"
+	scontrol reconfigure
+	[ "$status" -eq 0 ]
+	job=$(sed -n 's/.*distenv: job \([0-9]*\) step 0 node n2 task 1: NNODES=2 \[set\] SLURM_STEP_NUM_NODES: nodes in the step$/\1/p' "$DISTENV_CLUSTER_DIR/log/slurmd-n2.log" | tail -n 1)
+	[ -n "$job" ]
+	grep -qF "distenv: job $job step 0 node n2 task 1: NODE_RANK=1 [set] SLURM_NODEID" "$DISTENV_CLUSTER_DIR/log/slurmd-n2.log"
+	grep -qF "distenv: job $job step 0 node n1 task 0: MASTER_ADDR=$CLUSTER_NET.1 [set]" "$DISTENV_CLUSTER_DIR/log/slurmd-n1.log"
+}
