@@ -218,6 +218,18 @@ int distenv_topo_load(const char *xml, const char *nvidia_dir,
 	memset(topo, 0, sizeof(*topo));
 	if (xml && distenv_file_read(xml, &xml_rules, &text, err))
 		return -1;
+	/* hwloc opens HWLOC_XMLFILE itself, and a FIFO there would block it
+	 * forever: the file must pass the same reader first (hwloc reads it
+	 * again; HWLOC_FSROOT and HWLOC_SYNTHETIC, which hwloc puts before
+	 * it, are left to hwloc). */
+	if (!xml && env_xml && env_xml[0] && !getenv("HWLOC_FSROOT") &&
+	    !getenv("HWLOC_SYNTHETIC")) {
+		if (distenv_file_read(env_xml, &xml_rules, &text, err)) {
+			distenv_error_prefix_where(err, "HWLOC_XMLFILE");
+			return -1;
+		}
+		distenv_file_free(&text);
+	}
 	if (xml && !text.len) {
 		distenv_file_free(&text);
 		return distenv_error_set(err, xml, XML_FIX,

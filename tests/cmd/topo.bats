@@ -90,6 +90,10 @@ setup() {
 	run timeout 10 "$DISTENV" topo --xml "$BATS_TEST_TMPDIR/topo.xml"
 	[ "$status" -eq 1 ]
 	[ "$output" = "distenv: error: $BATS_TEST_TMPDIR/topo.xml: refused: not a regular file. Name a regular file, not a FIFO" ]
+	# the same FIFO in HWLOC_XMLFILE, which hwloc would open itself
+	HWLOC_XMLFILE="$BATS_TEST_TMPDIR/topo.xml" run timeout 10 "$DISTENV" topo
+	[ "$status" -eq 1 ]
+	[ "$output" = "distenv: error: HWLOC_XMLFILE: $BATS_TEST_TMPDIR/topo.xml: refused: not a regular file. Name a regular file, not a FIFO" ]
 }
 
 @test "topo: an empty --xml file is refused" {
