@@ -187,3 +187,12 @@ setup() {
 	echo "$output"
 	[[ "${lines[0]}" == "distenv: submit host: the shell of job 812's allocation, outside any step (mode torchrun, 2 nodes): the plugin exports nothing here; each srun step gets its own values" ]]
 }
+
+@test "distenv(8) lists every option the plugin registers with Slurm" {
+	local man="$BATS_TEST_DIRNAME/../../contrib/man/distenv.8" n=0 o
+	for o in $(grep -o '{"distenv[a-z-]*"' "$BATS_TEST_DIRNAME/../../plugin/spank/spank_options.c" | tr -d '{"'); do
+		grep -qF -- "\\-\\-${o//-/\\-}" "$man" || { echo "missing: --$o"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge 14 ]
+}
