@@ -69,7 +69,8 @@ static void load_policy(void)
 				&st->policy, &st->site_error)) {
 		/* As for a bad plugstack line: jobs that did not ask for
 		 * distenv go on (mode off); those that did fail with this. */
-		distenv_log_error(&st->site_error);
+		if (spank_context() == S_CTX_SLURMD)
+			distenv_log_error(&st->site_error);
 		st->site.default_mode = DISTENV_MODE_OFF;
 		return;
 	}
@@ -117,8 +118,13 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (distenv_parse_plugstack(ac, av, &distenv_state.site,
 				    &distenv_state.site_error)) {
 		/* Jobs that did not ask for distenv must go on: run with
-		 * the defaults (mode off) and tell the admin. */
-		distenv_log_error(&distenv_state.site_error);
+		 * the defaults (mode off) and tell the admin, in slurmd's
+		 * log at its start. Users who ask for distenv get the error
+		 * once, from srun/sbatch (spank_submit.c) or the task; the
+		 * others see nothing (srun and slurmstepd would show it in
+		 * every job's output). */
+		if (ctx == S_CTX_SLURMD)
+			distenv_log_error(&distenv_state.site_error);
 		distenv_site_defaults(&distenv_state.site);
 	} else {
 		load_policy();

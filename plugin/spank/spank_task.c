@@ -90,7 +90,28 @@ static void log_failure(spank_t sp, const char *line)
 
 /* Print err for the user, once per node (from the node's first task:
  * every task of the node meets the same error), and fail the task. */
+static int report_ending(spank_t sp, const struct distenv_error *err,
+			 int end);
+
+/* A finding about this step: the message, then the step ends on every
+ * node (end_step). */
 static int report(spank_t sp, const struct distenv_error *err)
+{
+	return report_ending(sp, err, 1);
+}
+
+/* A broken configuration (plugstack line, site file, option): the
+ * message only. Slurm ignores task_init's failure for an "optional"
+ * plugin and runs the step without distenv's variables (measured on
+ * 22.05, tests/cluster/failures.bats); cancelling it would turn that
+ * into a failure. */
+static int report_config(spank_t sp, const struct distenv_error *err)
+{
+	return report_ending(sp, err, 0);
+}
+
+static int report_ending(spank_t sp, const struct distenv_error *err,
+			 int end)
 {
 	char line[3 * DISTENV_ERROR_TEXT];
 	int local_id = 0;
@@ -113,7 +134,8 @@ static int report(spank_t sp, const struct distenv_error *err)
 	fflush(stderr);
 	log_failure(sp, line);
 	distenv_pipe_wait_drained(STDERR_FILENO, 2000, 100);
-	end_step(sp);
+	if (end)
+		end_step(sp);
 	return -1;
 }
 
@@ -271,14 +293,14 @@ int distenv_remote_task_init(spank_t sp)
 	envp = distenv_job_site(sp, &site);
 	mode = distenv_effective_mode(&site, &st->req);
 	if (distenv_error_is_set(&st->option_error))
-		return report(sp, &st->option_error);
+		return report_config(sp, &st->option_error);
 	if (mode == DISTENV_MODE_OFF) {
 		if (st->req.show)
 			show_off(sp);
 		return 0;
 	}
 	if (distenv_error_is_set(&st->site_error))
-		return asked(st) ? report(sp, &st->site_error) :
+		return asked(st) ? report_config(sp, &st->site_error) :
 				   leave_alone(sp, mode, &st->site_error);
 	/* envp is stale after this: spank_setenv may move the array. */
 	if (derive_and_export(sp, &site, envp, batch, mode, &err))
