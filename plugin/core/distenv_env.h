@@ -2,7 +2,7 @@
  * distenv_env.h: reading a task's environment, and telling a variable the
  * user set from one distenv set for an earlier step.
  *
- * Rule (issue "Core"): never overwrite a variable the user exported, but
+ * Rule: never overwrite a variable the user exported, but
  * re-derive the values distenv itself set for an earlier step of the same
  * job (the batch script's values are inherited by every srun in it). To
  * tell them apart, distenv exports DISTENV_SET, a space-separated list of

@@ -1,7 +1,7 @@
 /*
  * distenv_ports.h: MASTER_PORT.
  *
- * Order (issue "Core"):
+ * Order:
  * 1. the first port of SLURM_STEP_RESV_PORTS: Slurm reserved it for this
  *    step on every node of the step and gives no two running steps the
  *    same one (slurm.conf(5) MpiParams=ports; srun(1) --resv-ports);

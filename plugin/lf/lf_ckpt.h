@@ -1,6 +1,6 @@
 /*
  * lf_ckpt.h: which checkpoint a restarted job resumes from
- * (--distenv-resume, issue 8). Pure: a listing of output_dir in, a choice
+ * (--distenv-resume). Pure: a listing of output_dir in, a choice
  * and the reasons out.
  *
  * The rule, per node: walk the checkpoint-N directories of output_dir from

@@ -5,7 +5,7 @@
  * distenv_topo_hwloc.h, or by hand in tests), ordered choices with
  * reasons out; no system call, no output.
  *
- * Locality, best first (issue 3; the same ladder as NCCL's path types
+ * Locality, best first (the same ladder as NCCL's path types
  * PIX/PXB, PHB, SYS in the NCCL_P2P_LEVEL / NCCL_NET_GDR_LEVEL docs):
  *   1. same PCI switch: the GPU and the NIC share a PCI-to-PCI bridge
  *      (a deeper shared bridge is closer);

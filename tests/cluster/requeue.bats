@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Long runs (issue 8): the DPO templates requeue themselves on the
+# Long runs: the DPO templates requeue themselves on the
 # warning before the time limit and the next start resumes from the newest
 # checkpoint that every node holds complete (--distenv-resume,
 # plugin/lf/lf_ckpt.h), on the namespace Slurm cluster with node-local

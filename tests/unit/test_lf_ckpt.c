@@ -1,5 +1,5 @@
 /* Unit tests: which checkpoint a requeued job resumes from
- * (plugin/lf/lf_ckpt.h, issue 8), over checkpoint trees laid out as
+ * (plugin/lf/lf_ckpt.h), over checkpoint trees laid out as
  * Transformers + DeepSpeed ZeRO-3 write them with save_on_each_node on
  * node-local disks: 2 nodes x 2 ranks, each node holding its own ranks'
  * shards and its own trainer_state.json and latest. */
