@@ -236,148 +236,183 @@ static int first_error(const struct lf_decision *dec,
 	return 0;
 }
 
-int lf_prepare(const struct lf_prepare_request *req,
-	       const struct lf_prepare_facts *f, struct lf_prepare_result *res,
-	       struct distenv_error *err)
-{
+/* What lf_prepare's phases hand on to each other: the documents read,
+ * the listings made and the inputs lf_decide is given. */
+struct prep_state {
 	struct lf_doc yaml, ds, model_doc;
 	struct lf_model_config model;
 	struct lf_inputs in;
-	struct lf_sys_listing out_ls = {0}, ckpt_ls = {0};
-	const char *output_dir = NULL, *deepspeed = NULL, *model_path = NULL;
-	const char *resume = NULL, *fs = "unknown";
-	char path[PATH_MAX], latest[128] = "", last[256];
-	char head[4096];
-	struct lf_yaml_edit edits[4];
-	char quoted[PATH_MAX + 8], rquoted[PATH_MAX + 8];
-	int mode;
-	size_t nedits = 0, len;
-	int found, ds_err = 0, have_ds = 0, have_model = 0, rc = -1;
+	struct lf_sys_listing out_ls, ckpt_ls;
+	const char *output_dir, *deepspeed, *model_path, *resume, *fs;
+	char latest[128];
+	int mode, have_ds, have_model;
+};
 
-	memset(res, 0, sizeof(*res));
-	memset(&ds, 0, sizeof(ds));
-	memset(&model_doc, 0, sizeof(model_doc));
-	memset(&in, 0, sizeof(in));
-	if (!req->config || !req->config[0])
-		return distenv_error_set(err, "--distenv-lf-config",
-					 "name the training YAML",
-					 "no file given");
-	if (load(&lf_sys_yaml_rules, req->config, &yaml, NULL, err))
-		goto out;
+/* Load the inputs: the training YAML, the DeepSpeed JSON and the
+ * model's config.json it names, and the output directory's storage and
+ * listing. Separate so that reading is one step before any decision. */
+static int prepare_load(const struct lf_prepare_request *req,
+			struct prep_state *st, struct distenv_error *err)
+{
+	char path[PATH_MAX];
+	int found, ds_err = 0;
+
+	if (load(&lf_sys_yaml_rules, req->config, &st->yaml, NULL, err))
+		return -1;
 	/* Peek at the paths; lf_decide reports wrong types. */
-	lf_get_str(&yaml, lf_doc_root(&yaml), "output_dir", &output_dir,
-		   &found, NULL);
-	lf_get_str(&yaml, lf_doc_root(&yaml), "deepspeed", &deepspeed, &found,
-		   NULL);
-	lf_get_str(&yaml, lf_doc_root(&yaml), "model_name_or_path",
-		   &model_path, &found, NULL);
-	lf_get_str(&yaml, lf_doc_root(&yaml), "resume_from_checkpoint",
-		   &resume, &found, NULL);
+	lf_get_str(&st->yaml, lf_doc_root(&st->yaml), "output_dir",
+		   &st->output_dir, &found, NULL);
+	lf_get_str(&st->yaml, lf_doc_root(&st->yaml), "deepspeed",
+		   &st->deepspeed, &found, NULL);
+	lf_get_str(&st->yaml, lf_doc_root(&st->yaml), "model_name_or_path",
+		   &st->model_path, &found, NULL);
+	lf_get_str(&st->yaml, lf_doc_root(&st->yaml), "resume_from_checkpoint",
+		   &st->resume, &found, NULL);
 
-	if (deepspeed) {
+	if (st->deepspeed) {
 		struct distenv_error e;
 
 		distenv_error_clear(&e);
-		if (load(&lf_sys_ds_rules, deepspeed, &ds, &ds_err, &e)) {
+		if (load(&lf_sys_ds_rules, st->deepspeed, &st->ds, &ds_err,
+			 &e)) {
 			if (!ds_err) { /* read fine, parse failed */
 				*err = e;
-				goto out;
+				return -1;
 			}
-			in.ds_unreadable = 1;
-			in.ds_problem = strerror(ds_err);
+			st->in.ds_unreadable = 1;
+			st->in.ds_problem = strerror(ds_err);
 		} else {
-			have_ds = 1;
+			st->have_ds = 1;
 		}
 	}
-	model_readable(model_path, &in);
-	if (!req->model_params && is_dir(model_path)) {
+	model_readable(st->model_path, &st->in);
+	if (!req->model_params && is_dir(st->model_path)) {
 		int e = 0;
 
-		snprintf(path, sizeof(path), "%s/config.json", model_path);
-		if (load(&lf_sys_model_rules, path, &model_doc, &e, err)) {
+		snprintf(path, sizeof(path), "%s/config.json", st->model_path);
+		if (load(&lf_sys_model_rules, path, &st->model_doc, &e, err)) {
 			if (!e)
-				goto out;
-		} else if (lf_model_read(&model_doc, &model, err)) {
-			goto out;
+				return -1;
+		} else if (lf_model_read(&st->model_doc, &st->model, err)) {
+			return -1;
 		} else {
-			have_model = 1;
+			st->have_model = 1;
 		}
 	}
-	if (output_dir) {
-		if (lf_sys_storage(output_dir, req->storage_policy,
-				   &in.out_storage, &fs, err))
-			goto out;
-		if (lf_sys_list(output_dir, 3, NULL, &out_ls, err))
-			goto out;
+	if (st->output_dir) {
+		if (lf_sys_storage(st->output_dir, req->storage_policy,
+				   &st->in.out_storage, &st->fs, err))
+			return -1;
+		if (lf_sys_list(st->output_dir, 3, NULL, &st->out_ls, err))
+			return -1;
 	}
-	mode = req->resume;
-	if (mode == LF_RESUME_DEFAULT)
-		mode = f->restart_count ? LF_RESUME_AUTO : LF_RESUME_OFF;
-	if (mode == LF_RESUME_AUTO && !output_dir)
-		mode = LF_RESUME_OFF;
-	if (mode == LF_RESUME_PATH && req->resume_path &&
+	return 0;
+}
+
+/* Load the checkpoint to resume from: settle the resume mode and list
+ * the checkpoint it names. Separate from prepare_load because it
+ * depends on the step's --distenv-resume as well as on the YAML. */
+static int prepare_load_resume(const struct lf_prepare_request *req,
+			       const struct lf_prepare_facts *f,
+			       struct prep_state *st,
+			       struct lf_prepare_result *res,
+			       struct distenv_error *err)
+{
+	const char *resume;
+	char path[PATH_MAX], last[256];
+
+	st->mode = req->resume;
+	if (st->mode == LF_RESUME_DEFAULT)
+		st->mode = f->restart_count ? LF_RESUME_AUTO : LF_RESUME_OFF;
+	if (st->mode == LF_RESUME_AUTO && !st->output_dir)
+		st->mode = LF_RESUME_OFF;
+	if (st->mode == LF_RESUME_PATH && req->resume_path &&
 	    req->resume_path[0]) {
 		/* listed and checked below like a resume_from_checkpoint
 		 * path in the YAML */
-		resume = req->resume_path;
+		st->resume = req->resume_path;
 		res->resume_set = 1;
 		snprintf(res->resume_path, sizeof(res->resume_path), "%s",
-			 resume);
+			 st->resume);
 		snprintf(res->resume_note, sizeof(res->resume_note),
 			 "resume from %s (--distenv-resume: the step's "
-			 "choice)", resume);
+			 "choice)", st->resume);
 	}
-	if (mode == LF_RESUME_AUTO) {
+	resume = st->resume;
+	if (st->mode == LF_RESUME_AUTO) {
 		/* chosen after the first decision (choose_auto) */
 	} else if (resume && strcmp(resume, "true") && strcmp(resume, "True") &&
 	    is_dir(resume)) {
 		const char *base = strrchr(resume, '/');
 
 		base = base && base[1] ? base + 1 : resume;
-		if (lf_sys_list(resume, 2, base, &ckpt_ls, err))
-			goto out;
-		in.ckpt_ls = &ckpt_ls.ls;
-		read_latest(resume, latest, sizeof(latest));
+		if (lf_sys_list(resume, 2, base, &st->ckpt_ls, err))
+			return -1;
+		st->in.ckpt_ls = &st->ckpt_ls.ls;
+		read_latest(resume, st->latest, sizeof(st->latest));
 	} else if (resume && strcmp(resume, "true") &&
 		   strcmp(resume, "True")) {
 		/* A resume path that does not exist: nothing to list, so
 		 * every file shows as missing. */
-		in.ckpt_ls = &ckpt_ls.ls;
-	} else if (output_dir &&
-		   lf_last_checkpoint(&out_ls.ls, last, sizeof(last))) {
-		snprintf(path, sizeof(path), "%s/%s", output_dir, last);
-		read_latest(path, latest, sizeof(latest));
+		st->in.ckpt_ls = &st->ckpt_ls.ls;
+	} else if (st->output_dir &&
+		   lf_last_checkpoint(&st->out_ls.ls, last, sizeof(last))) {
+		snprintf(path, sizeof(path), "%s/%s", st->output_dir, last);
+		read_latest(path, st->latest, sizeof(st->latest));
 	}
+	return 0;
+}
 
-	in.yaml = &yaml;
-	in.ds = have_ds ? &ds : NULL;
-	in.model = have_model ? &model : NULL;
-	in.model_params = req->model_params;
-	in.soen = req->soen;
-	in.offload = req->offload;
-	in.check = req->check;
-	in.nnodes = f->nnodes ? f->nnodes : 1;
-	in.node_id = f->node_id;
-	in.gpus_per_node = f->gpus_per_node ? f->gpus_per_node : 1;
-	in.force_torchrun = f->force_torchrun;
-	in.alloc_conf = f->alloc_conf;
-	in.optim_torch = f->optim_torch;
-	in.out_fs = fs;
-	in.gpu_mem = (double)req->gpu_mem;
-	in.host_mem = req->host_mem ? (double)req->host_mem :
-		      f->alloc_mem_mb ? (double)f->alloc_mem_mb * 1048576.0 :
-					(double)f->node_ram;
-	in.out_ls = output_dir ? &out_ls.ls : NULL;
-	in.latest_tag = latest[0] ? latest : NULL;
-	if (mode == LF_RESUME_PATH && res->resume_set)
-		in.resume_override = res->resume_path;
-	if (mode == LF_RESUME_AUTO) {
-		if (choose_auto(output_dir, &out_ls, &in, res, latest,
-				sizeof(latest), err))
-			goto out;
-	} else if (lf_decide(&in, &res->dec, err)) {
-		goto out;
-	}
+/* Decide: fill lf_decide's inputs from what was loaded and the node's
+ * facts, and decide (choosing the checkpoint first in auto mode).
+ * Separate so that the decision sees only lf_inputs. */
+static int prepare_decide(const struct lf_prepare_request *req,
+			  const struct lf_prepare_facts *f,
+			  struct prep_state *st, struct lf_prepare_result *res,
+			  struct distenv_error *err)
+{
+	struct lf_inputs *in = &st->in;
+
+	in->yaml = &st->yaml;
+	in->ds = st->have_ds ? &st->ds : NULL;
+	in->model = st->have_model ? &st->model : NULL;
+	in->model_params = req->model_params;
+	in->soen = req->soen;
+	in->offload = req->offload;
+	in->check = req->check;
+	in->nnodes = f->nnodes ? f->nnodes : 1;
+	in->node_id = f->node_id;
+	in->gpus_per_node = f->gpus_per_node ? f->gpus_per_node : 1;
+	in->force_torchrun = f->force_torchrun;
+	in->alloc_conf = f->alloc_conf;
+	in->optim_torch = f->optim_torch;
+	in->out_fs = st->fs;
+	in->gpu_mem = (double)req->gpu_mem;
+	in->host_mem = req->host_mem ? (double)req->host_mem :
+		       f->alloc_mem_mb ? (double)f->alloc_mem_mb * 1048576.0 :
+					 (double)f->node_ram;
+	in->out_ls = st->output_dir ? &st->out_ls.ls : NULL;
+	in->latest_tag = st->latest[0] ? st->latest : NULL;
+	if (st->mode == LF_RESUME_PATH && res->resume_set)
+		in->resume_override = res->resume_path;
+	if (st->mode == LF_RESUME_AUTO)
+		return choose_auto(st->output_dir, &st->out_ls, in, res,
+				   st->latest, sizeof(st->latest), err);
+	return lf_decide(in, &res->dec, err);
+}
+
+/* Render: name the step's private directory and make the texts of the
+ * edited YAML and DeepSpeed JSON in memory. Separate so that nothing
+ * is written until every text is made and no decision failed. */
+static int prepare_render(const struct lf_prepare_request *req,
+			  const struct lf_prepare_facts *f,
+			  struct prep_state *st, struct lf_prepare_result *res,
+			  struct distenv_error *err)
+{
+	char head[4096];
+	struct lf_yaml_edit edits[4];
+	char quoted[PATH_MAX + 8], rquoted[PATH_MAX + 8];
+	size_t nedits = 0, len;
 
 	/* The node index too: a TMPDIR shared by the nodes must not make
 	 * them share (or race for) one copy. */
@@ -389,12 +424,12 @@ int lf_prepare(const struct lf_prepare_request *req,
 			f->restart_count, res->dir, sizeof(res->dir));
 	snprintf(res->config_path, sizeof(res->config_path),
 		 "%s/lf_config.yaml", res->dir);
-	if (res->dec.ds_changed && have_ds) {
+	if (res->dec.ds_changed && st->have_ds) {
 		snprintf(res->ds_path, sizeof(res->ds_path), "%s/ds_config.json",
 			 res->dir);
-		if (lf_write_ds_json(&ds, res->dec.ds_offload_write,
+		if (lf_write_ds_json(&st->ds, res->dec.ds_offload_write,
 				     &res->ds_text, &len, err))
-			goto out;
+			return -1;
 		lf_yaml_quote(res->ds_path, quoted, sizeof(quoted));
 		edits[nedits].key = "deepspeed";
 		edits[nedits++].value = quoted;
@@ -419,44 +454,75 @@ int lf_prepare(const struct lf_prepare_request *req,
 		add_change(&res->dec, head);
 	}
 	header(req, f, &res->dec, res->ds_path, head, sizeof(head));
-	if (lf_write_yaml(&yaml, edits, nedits, head, &res->yaml_text, &len,
-			  err))
-		goto out;
+	if (lf_write_yaml(&st->yaml, edits, nedits, head, &res->yaml_text,
+			  &len, err))
+		return -1;
 	if (res->dec.alloc_conf_set) {
 		snprintf(res->alloc_conf, sizeof(res->alloc_conf), "%s",
 			 res->dec.alloc_conf);
 		res->alloc_conf_set = 1;
 	}
-	if (first_error(&res->dec, err))
-		goto out;
+	return first_error(&res->dec, err);
+}
+
+/* Publish: write the rendered files into the private directory, or wait
+ * for the node's writing task to have done so. Separate because it is
+ * the only phase with side effects others see. */
+static int prepare_publish(const struct lf_prepare_facts *f,
+			   struct lf_prepare_result *res,
+			   struct distenv_error *err)
+{
 	if (f->write == LF_WRITE_FILES) {
 		/* before the copy, which the node's other tasks wait for */
 		if (res->dec.restore_latest &&
 		    lf_sys_write_new(res->dec.restore_dir, "latest",
 				     res->dec.restore_tag,
 				     strlen(res->dec.restore_tag), err))
-			goto out;
+			return -1;
 		if (lf_sys_private_dir(res->dir, err))
-			goto out;
+			return -1;
 		if (res->ds_text &&
 		    lf_sys_write_private(res->dir, "ds_config.json", res->ds_text,
 				     strlen(res->ds_text), err))
-			goto out;
+			return -1;
 		if (lf_sys_write_private(res->dir, "lf_config.yaml",
 				     res->yaml_text, strlen(res->yaml_text),
 				     err))
-			goto out;
+			return -1;
 	} else if (f->write == LF_WRITE_WAIT &&
 		   wait_for(res->config_path, err)) {
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+int lf_prepare(const struct lf_prepare_request *req,
+	       const struct lf_prepare_facts *f, struct lf_prepare_result *res,
+	       struct distenv_error *err)
+{
+	struct prep_state st;
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	memset(&st, 0, sizeof(st));
+	st.fs = "unknown";
+	if (!req->config || !req->config[0])
+		return distenv_error_set(err, "--distenv-lf-config",
+					 "name the training YAML",
+					 "no file given");
+	if (prepare_load(req, &st, err) ||
+	    prepare_load_resume(req, f, &st, res, err) ||
+	    prepare_decide(req, f, &st, res, err) ||
+	    prepare_render(req, f, &st, res, err) ||
+	    prepare_publish(f, res, err))
+		goto out;
 	rc = 0;
 out:
-	lf_sys_listing_free(&out_ls);
-	lf_sys_listing_free(&ckpt_ls);
-	lf_doc_free(&yaml);
-	lf_doc_free(&ds);
-	lf_doc_free(&model_doc);
+	lf_sys_listing_free(&st.out_ls);
+	lf_sys_listing_free(&st.ckpt_ls);
+	lf_doc_free(&st.yaml);
+	lf_doc_free(&st.ds);
+	lf_doc_free(&st.model_doc);
 	return rc;
 }
 
