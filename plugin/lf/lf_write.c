@@ -115,6 +115,112 @@ static void put_header(struct buf *b, const char *header)
 	}
 }
 
+/* Where the value of one edited key stands in the text, as a span to
+ * replace: 1 with *sp filled in, 0 where the key is absent, -1 (err set)
+ * for an anchored value. Separate so that lf_write_yaml reads as find,
+ * replace, append. */
+static int edit_span(struct lf_doc *y, yaml_node_t *root,
+		     const struct lf_yaml_edit *e, struct span *sp,
+		     struct distenv_error *err)
+{
+	yaml_node_t *k = NULL, *v;
+	size_t kend, colon, vstart, vend;
+
+	v = lf_map_get(y, root, e->key, &k);
+	if (!v)
+		return 0;
+	kend = char_to_byte(y, k->end_mark.index);
+	colon = kend;
+	while (colon < y->len && y->text[colon] != ':')
+		colon++;
+	colon = colon < y->len ? colon + 1 : colon;
+	vstart = char_to_byte(y, v->start_mark.index);
+	vend = char_to_byte(y, v->end_mark.index);
+	sp->text = e->value;
+	if (vstart < kend) {
+		/* An alias (*name): libyaml hands back the anchored
+		 * node, elsewhere in the file. Replace the alias. */
+		vstart = colon;
+		while (vstart < y->len && (y->text[vstart] == ' ' ||
+					   y->text[vstart] == '\t'))
+			vstart++;
+		vend = vstart;
+		while (vend < y->len &&
+		       !strchr(" \t\r\n,[]{}#", y->text[vend]))
+			vend++;
+	} else if (v->start_mark.line != k->start_mark.line ||
+		   vstart == vend) {
+		/* An empty value, or one that starts on a later line
+		 * (a block collection): write the new value right
+		 * after the colon. */
+		vstart = colon;
+		sp->pad = 1;
+	}
+	/* An anchored value (&name) may be used elsewhere through
+	 * *name: changing it would change a value distenv did not
+	 * decide. */
+	if (y->text[vstart] == '&')
+		return distenv_error_set(err, y->name, "remove the "
+					 "anchor, or set the value "
+					 "yourself",
+					 "%s has a YAML anchor (&...); "
+					 "distenv does not change "
+					 "anchored values",
+					 e->key);
+	/* Block scalars and collections end after their last line
+	 * break: keep the line structure. */
+	while (vend > vstart && strchr(" \t\r\n", y->text[vend - 1]))
+		vend--;
+	if (vend < vstart)
+		vend = vstart;
+	sp->start = vstart;
+	sp->end = vend;
+	return 1;
+}
+
+/* Append the edited keys the file does not have, under a "### added by
+ * distenv" line at the column of the top-level keys. Separate because
+ * adding a key has its own refusals (flow style, an explicit end). */
+static int append_missing(struct lf_doc *y, yaml_node_t *root,
+			  const struct lf_yaml_edit *edits, size_t nedits,
+			  size_t indent_cols, struct buf *b,
+			  struct distenv_error *err)
+{
+	size_t i, col;
+	int appended = 0;
+
+	for (i = 0; i < nedits; i++) {
+		if (lf_map_get(y, root, edits[i].key, NULL))
+			continue;
+		if (root->data.mapping.style == YAML_FLOW_MAPPING_STYLE ||
+		    !y->ydoc.end_implicit)
+			return distenv_error_set(err, y->name,
+						 "write the file as one "
+						 "'key: value' per line",
+						 "cannot add %s to a top level "
+						 "written in flow style {...} "
+						 "or ended with '...'",
+						 edits[i].key);
+		if (!appended && b->len && b->p && b->p[b->len - 1] != '\n')
+			puts_(b, "\n");
+		if (!appended) {
+			puts_(b, "\n");
+			for (col = 0; col < indent_cols; col++)
+				puts_(b, " ");
+			puts_(b, "### added by distenv\n");
+		}
+		appended = 1;
+		/* at the column of the user's own top-level keys */
+		for (col = 0; col < indent_cols; col++)
+			puts_(b, " ");
+		puts_(b, edits[i].key);
+		puts_(b, ": ");
+		puts_(b, edits[i].value);
+		puts_(b, "\n");
+	}
+	return 0;
+}
+
 int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 		  size_t nedits, const char *header, char **out, size_t *len,
 		  struct distenv_error *err)
@@ -123,8 +229,8 @@ int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 	struct span *spans;
 	struct buf b = {0};
 	size_t i, n = 0, pos = 0;
-	int appended = 0;
-	size_t col, indent_cols = 0;
+	size_t indent_cols = 0;
+	int rc;
 
 	if (!root)
 		return distenv_error_set(err, y->name, NULL, "YAML not loaded");
@@ -132,62 +238,13 @@ int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 	if (!spans)
 		return distenv_error_set(err, NULL, NULL, "out of memory");
 	for (i = 0; i < nedits; i++) {
-		yaml_node_t *k = NULL, *v;
-		size_t kend, colon, vstart, vend;
-
-		v = lf_map_get(y, root, edits[i].key, &k);
-		if (!v)
-			continue;
-		kend = char_to_byte(y, k->end_mark.index);
-		colon = kend;
-		while (colon < y->len && y->text[colon] != ':')
-			colon++;
-		colon = colon < y->len ? colon + 1 : colon;
-		vstart = char_to_byte(y, v->start_mark.index);
-		vend = char_to_byte(y, v->end_mark.index);
-		spans[n].text = edits[i].value;
-		if (vstart < kend) {
-			/* An alias (*name): libyaml hands back the anchored
-			 * node, elsewhere in the file. Replace the alias. */
-			vstart = colon;
-			while (vstart < y->len && (y->text[vstart] == ' ' ||
-						   y->text[vstart] == '\t'))
-				vstart++;
-			vend = vstart;
-			while (vend < y->len &&
-			       !strchr(" \t\r\n,[]{}#", y->text[vend]))
-				vend++;
-		} else if (v->start_mark.line != k->start_mark.line ||
-			   vstart == vend) {
-			/* An empty value, or one that starts on a later line
-			 * (a block collection): write the new value right
-			 * after the colon. */
-			vstart = colon;
-			spans[n].pad = 1;
-		}
-		/* An anchored value (&name) may be used elsewhere through
-		 * *name: changing it would change a value distenv did not
-		 * decide. */
-		if (y->text[vstart] == '&') {
+		rc = edit_span(y, root, &edits[i], &spans[n], err);
+		if (rc < 0) {
 			free(spans);
 			free(b.p);
-			return distenv_error_set(err, y->name, "remove the "
-						 "anchor, or set the value "
-						 "yourself",
-						 "%s has a YAML anchor (&...); "
-						 "distenv does not change "
-						 "anchored values",
-						 edits[i].key);
+			return rc;
 		}
-		/* Block scalars and collections end after their last line
-		 * break: keep the line structure. */
-		while (vend > vstart && strchr(" \t\r\n", y->text[vend - 1]))
-			vend--;
-		if (vend < vstart)
-			vend = vstart;
-		spans[n].start = vstart;
-		spans[n].end = vend;
-		n++;
+		n += (size_t)rc;
 	}
 	if (root->data.mapping.pairs.top > root->data.mapping.pairs.start)
 		/* The block mapping's own column, where its first key or
@@ -208,39 +265,12 @@ int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 		pos = spans[i].end;
 	}
 	put(&b, y->text + pos, y->len - pos);
-	for (i = 0; i < nedits; i++) {
-		if (lf_map_get(y, root, edits[i].key, NULL))
-			continue;
-		if (root->data.mapping.style == YAML_FLOW_MAPPING_STYLE ||
-		    !y->ydoc.end_implicit) {
-			free(spans);
-			free(b.p);
-			return distenv_error_set(err, y->name,
-						 "write the file as one "
-						 "'key: value' per line",
-						 "cannot add %s to a top level "
-						 "written in flow style {...} "
-						 "or ended with '...'",
-						 edits[i].key);
-		}
-		if (!appended && b.len && b.p && b.p[b.len - 1] != '\n')
-			puts_(&b, "\n");
-		if (!appended) {
-			puts_(&b, "\n");
-			for (col = 0; col < indent_cols; col++)
-				puts_(&b, " ");
-			puts_(&b, "### added by distenv\n");
-		}
-		appended = 1;
-		/* at the column of the user's own top-level keys */
-		for (col = 0; col < indent_cols; col++)
-			puts_(&b, " ");
-		puts_(&b, edits[i].key);
-		puts_(&b, ": ");
-		puts_(&b, edits[i].value);
-		puts_(&b, "\n");
-	}
+	rc = append_missing(y, root, edits, nedits, indent_cols, &b, err);
 	free(spans);
+	if (rc) {
+		free(b.p);
+		return rc;
+	}
 	return finish(&b, out, len, err);
 }
 
