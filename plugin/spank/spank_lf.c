@@ -158,6 +158,97 @@ static int setenv_unless_set(spank_t sp, const char *name, const char *value)
 	return e == ESPANK_SUCCESS || e == ESPANK_ENV_EXISTS;
 }
 
+/* The node's and step's facts lf_prepare needs, from Slurm and the
+ * job's environment. Separate because it only reads, and is most of
+ * the lines. */
+static void lf_node_facts(spank_t sp, const char *const *env,
+			  struct lf_prepare_facts *f, int *local_id,
+			  char *node, size_t node_size)
+{
+	uint64_t mem = 0;
+	const char *v;
+
+	spank_get_item(sp, S_JOB_ID, &f->job_id);
+	spank_get_item(sp, S_JOB_STEPID, &f->step_id);
+	spank_get_item(sp, S_JOB_NNODES, &f->nnodes);
+	spank_get_item(sp, S_JOB_NODEID, &f->node_id);
+	spank_get_item(sp, S_TASK_ID, local_id);
+	spank_getenv(sp, "SLURMD_NODENAME", node, (int)node_size);
+	/* NPROC_PER_NODE as distenv derived it, else the step's GPUs on
+	 * this node (distenv_gpus.h), else 1. */
+	f->gpus_per_node = distenv_gpus_per_node(env, distenv_state.step_gpus);
+	/* The step's memory on this node, else the job's (MB). */
+	if (spank_get_item(sp, S_STEP_ALLOC_MEM, &mem) == ESPANK_SUCCESS &&
+	    mem)
+		f->alloc_mem_mb = mem;
+	else if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem) == ESPANK_SUCCESS)
+		f->alloc_mem_mb = mem;
+	f->node_ram = lf_sys_node_ram();
+	f->force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
+	f->alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");
+	f->optim_torch = distenv_env_user_value(env, "OPTIM_TORCH");
+	f->tmpdir = distenv_env_get(env, "TMPDIR");
+	/* Slurm sets SLURM_RESTART_COUNT in a requeued job's environment
+	 * (sbatch(1), OUTPUT ENVIRONMENT VARIABLES). */
+	v = distenv_env_get(env, "SLURM_RESTART_COUNT");
+	if (v && distenv_parse_u32(v, 1000000, &f->restart_count))
+		f->restart_count = 0;
+}
+
+/* What the node's first task tells the job log after lf_prepare: the
+ * warnings, the checkpoint chosen and the plan. Separate so that one
+ * task per node reports, in one place. */
+static void lf_report(const struct lf_prepare_result *res, int rc, int show,
+		      const char *node)
+{
+	print_warnings(&res->dec, node);
+	/* the job log says which checkpoint and why (lf_ckpt.h) */
+	if (res->resume_set) {
+		fprintf(stderr, "distenv: %s: %s\n", node, res->resume_note);
+		fflush(stderr);
+	}
+	if (!rc && res->dec.restore_latest) {
+		fprintf(stderr, "distenv: %s: wrote %s/latest (%s): "
+			"DeepSpeed writes it on node 0 only, and "
+			"this node's ranks read their own copy\n",
+			node, res->dec.restore_dir, res->dec.restore_tag);
+		fflush(stderr);
+	}
+	if (!rc && show && res->dec.have_plan)
+		print_plan(&res->dec, node);
+}
+
+/* Export what lf_prepare decided to the task's environment. Separate
+ * because it is the step's only change to the environment. */
+static int lf_export(spank_t sp, const struct lf_prepare_result *res,
+		     struct distenv_error *err)
+{
+	int rc = 0;
+
+	if (spank_setenv(sp, "DISTENV_LF_CONFIG", res->config_path, 1) !=
+	    ESPANK_SUCCESS)
+		return distenv_error_set(err, "DISTENV_LF_CONFIG", NULL,
+					 "cannot export");
+	if (res->resume_set &&
+	    spank_setenv(sp, "DISTENV_LF_RESUME",
+			 res->resume_path[0] ? res->resume_path : "none", 1) !=
+		    ESPANK_SUCCESS)
+		return distenv_error_set(err, "DISTENV_LF_RESUME", NULL,
+					 "cannot export");
+	if (res->alloc_conf_set &&
+	    spank_setenv(sp, "PYTORCH_CUDA_ALLOC_CONF", res->alloc_conf, 1) !=
+		    ESPANK_SUCCESS)
+		rc = distenv_error_set(err, "PYTORCH_CUDA_ALLOC_CONF", NULL,
+				       "cannot export");
+	/* lf_decide.c, keep_alloc_conf; a value the user set is kept */
+	if (!rc && res->dec.optim_torch_off &&
+	    (!setenv_unless_set(sp, "OPTIM_TORCH", "0") ||
+	     !setenv_unless_set(sp, "TORCH_NCCL_AVOID_RECORD_STREAMS", "1")))
+		rc = distenv_error_set(err, "OPTIM_TORCH", NULL,
+				       "cannot export");
+	return rc;
+}
+
 int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 {
 	char storage[4096];
@@ -168,7 +259,6 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	struct lf_prepare_facts f;
 	struct lf_prepare_result res;
 	char node[256] = "?";
-	uint64_t mem = 0;
 	int local_id = 0, rc;
 	char env_path[DISTENV_LF_PATH_MAX];
 	const char *v;
@@ -191,31 +281,7 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	req.resume_path = r->resume_path;
 	storage_policy(env, storage, sizeof(storage));
 	req.storage_policy = storage[0] ? storage : NULL;
-	spank_get_item(sp, S_JOB_ID, &f.job_id);
-	spank_get_item(sp, S_JOB_STEPID, &f.step_id);
-	spank_get_item(sp, S_JOB_NNODES, &f.nnodes);
-	spank_get_item(sp, S_JOB_NODEID, &f.node_id);
-	spank_get_item(sp, S_TASK_ID, &local_id);
-	spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node));
-	/* NPROC_PER_NODE as distenv derived it, else the step's GPUs on
-	 * this node (distenv_gpus.h), else 1. */
-	f.gpus_per_node = distenv_gpus_per_node(env, distenv_state.step_gpus);
-	/* The step's memory on this node, else the job's (MB). */
-	if (spank_get_item(sp, S_STEP_ALLOC_MEM, &mem) == ESPANK_SUCCESS &&
-	    mem)
-		f.alloc_mem_mb = mem;
-	else if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem) == ESPANK_SUCCESS)
-		f.alloc_mem_mb = mem;
-	f.node_ram = lf_sys_node_ram();
-	f.force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
-	f.alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");
-	f.optim_torch = distenv_env_user_value(env, "OPTIM_TORCH");
-	f.tmpdir = distenv_env_get(env, "TMPDIR");
-	/* Slurm sets SLURM_RESTART_COUNT in a requeued job's environment
-	 * (sbatch(1), OUTPUT ENVIRONMENT VARIABLES). */
-	v = distenv_env_get(env, "SLURM_RESTART_COUNT");
-	if (v && distenv_parse_u32(v, 1000000, &f.restart_count))
-		f.restart_count = 0;
+	lf_node_facts(sp, env, &f, &local_id, node, sizeof(node));
 	/* No --distenv-resume: DISTENV_RESUME in the step's environment,
 	 * the value a job script agreed on for all nodes (templates/,
 	 * lf_ckpt.h), same syntax. */
@@ -230,55 +296,12 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	}
 	f.write = local_id == 0 ? LF_WRITE_FILES : LF_WRITE_WAIT;
 	rc = lf_prepare(&req, &f, &res, err);
-	if (local_id == 0) {
-		print_warnings(&res.dec, node);
-		/* the job log says which checkpoint and why (lf_ckpt.h) */
-		if (res.resume_set) {
-			fprintf(stderr, "distenv: %s: %s\n", node,
-				res.resume_note);
-			fflush(stderr);
-		}
-		if (!rc && res.dec.restore_latest) {
-			fprintf(stderr, "distenv: %s: wrote %s/latest (%s): "
-				"DeepSpeed writes it on node 0 only, and "
-				"this node's ranks read their own copy\n",
-				node, res.dec.restore_dir,
-				res.dec.restore_tag);
-			fflush(stderr);
-		}
-		if (!rc && r->show && res.dec.have_plan)
-			print_plan(&res.dec, node);
-	}
+	if (local_id == 0)
+		lf_report(&res, rc, r->show, node);
 	if (!rc)
 		rc = check_argv(sp, node, local_id, err);
-	if (rc)
-		goto out;
-	if (spank_setenv(sp, "DISTENV_LF_CONFIG", res.config_path, 1) !=
-	    ESPANK_SUCCESS) {
-		rc = distenv_error_set(err, "DISTENV_LF_CONFIG", NULL,
-				       "cannot export");
-		goto out;
-	}
-	if (res.resume_set &&
-	    spank_setenv(sp, "DISTENV_LF_RESUME",
-			 res.resume_path[0] ? res.resume_path : "none", 1) !=
-		    ESPANK_SUCCESS) {
-		rc = distenv_error_set(err, "DISTENV_LF_RESUME", NULL,
-				       "cannot export");
-		goto out;
-	}
-	if (res.alloc_conf_set &&
-	    spank_setenv(sp, "PYTORCH_CUDA_ALLOC_CONF", res.alloc_conf, 1) !=
-		    ESPANK_SUCCESS)
-		rc = distenv_error_set(err, "PYTORCH_CUDA_ALLOC_CONF", NULL,
-				       "cannot export");
-	/* lf_decide.c, keep_alloc_conf; a value the user set is kept */
-	if (!rc && res.dec.optim_torch_off &&
-	    (!setenv_unless_set(sp, "OPTIM_TORCH", "0") ||
-	     !setenv_unless_set(sp, "TORCH_NCCL_AVOID_RECORD_STREAMS", "1")))
-		rc = distenv_error_set(err, "OPTIM_TORCH", NULL,
-				       "cannot export");
-out:
+	if (!rc)
+		rc = lf_export(sp, &res, err);
 	lf_prepare_result_free(&res);
 early:
 	if (rc)
