@@ -587,6 +587,89 @@ void lf_decide_submit(const struct lf_inputs *in, const char *model_path,
 	check_model_path(in, dec, model_path);
 }
 
+/* The DeepSpeed offload to write (ds_offload_write: 1 on cpu, -1
+ * removed, 0 as it is) for --distenv-offload. Separate so that
+ * lf_decide reads as one step per concern. */
+static void decide_offload(const struct lf_inputs *in,
+			   const struct user_keys *u, const struct ds_facts *f,
+			   struct lf_decision *dec)
+{
+	if (in->offload == LF_OFFLOAD_AUTO && in->ds && dec->zero_stage == 3 &&
+	    in->gpu_mem > 0) {
+		plan_memory(in, u, dec, 0, 0);
+		if (dec->have_plan && dec->mem.gpu_short) {
+			dec->ds_offload_write = 1;
+			change(dec, "DeepSpeed offload_param and "
+			       "offload_optimizer on cpu (--distenv-offload="
+			       "auto: %.1f GiB per GPU needed without "
+			       "offload, %.1f GiB available)",
+			       lf_gib(dec->mem.gpu_total), lf_gib(in->gpu_mem));
+		}
+	} else if (in->offload == LF_OFFLOAD_CPU) {
+		if (!in->ds) {
+			msg(dec, in, LF_ERROR, "--distenv-offload=cpu",
+			    "name a ZeRO-3 DeepSpeed config in deepspeed: "
+			    "(LLaMA-Factory's examples/deepspeed/ds_z3_config.json)",
+			    "offload needs a DeepSpeed config, and the YAML "
+			    "has none");
+		} else if (dec->zero_stage != 3) {
+			msg(dec, in, LF_ERROR, "--distenv-offload=cpu",
+			    "use a ZeRO-3 config (stage: 3)",
+			    "parameter offload needs ZeRO stage 3, the config "
+			    "has stage %d", dec->zero_stage);
+		} else if (!(f->optim_cpu && f->param_cpu)) {
+			dec->ds_offload_write = 1;
+			change(dec, "DeepSpeed offload_param and "
+			       "offload_optimizer on cpu, pinned "
+			       "(--distenv-offload=cpu)");
+		}
+	} else if (in->offload == LF_OFFLOAD_NONE && in->ds &&
+		   (f->optim_found || f->param_found)) {
+		dec->ds_offload_write = -1;
+		change(dec, "DeepSpeed offload_param and offload_optimizer "
+		       "removed (--distenv-offload=none)");
+	}
+}
+
+/* Settings that fight: an offload_param without ZeRO-3, a
+ * FORCE_TORCHRUN that stops a multi-node DeepSpeed run, a cutoff_len
+ * beyond the model's context. Separate because these only report. */
+static void check_fights(const struct lf_inputs *in,
+			 const struct user_keys *u, const struct ds_facts *f,
+			 struct lf_decision *dec)
+{
+	struct lf_doc *y = in->yaml;
+	yaml_node_t *root = lf_doc_root(y);
+	char where[LF_DOC_NAME_MAX + 32];
+
+	if (in->ds && f->param_found && f->param_cpu && dec->zero_stage != 3 &&
+	    dec->ds_offload_write >= 0)
+		msg(dec, in, LF_ERROR, in->ds->name,
+		    "use stage 3 or remove offload_param",
+		    "offload_param is only valid with ZeRO stage 3, the config "
+		    "has stage %d", dec->zero_stage);
+	if (u->deepspeed && in->nnodes > 1 && in->force_torchrun &&
+	    !truthy(in->force_torchrun))
+		msg(dec, in, LF_WARN, "FORCE_TORCHRUN",
+		    "unset FORCE_TORCHRUN (distenv sets it to 1) or set it to "
+		    "1", "FORCE_TORCHRUN=%s with DeepSpeed on %u nodes: "
+		    "llamafactory-cli will not start torchrun and the run "
+		    "stops (docs/contracts.md 1)",
+		    in->force_torchrun, in->nnodes);
+	if (u->cutoff_found && in->model &&
+	    in->model->max_position_embeddings &&
+	    (unsigned long long)u->cutoff_len >
+		    in->model->max_position_embeddings) {
+		where_of(y, root, "cutoff_len", where, sizeof(where));
+		msg(dec, in, LF_WARN, where,
+		    "lower cutoff_len, or extend the context with "
+		    "rope_scaling",
+		    "cutoff_len %lld is larger than the model's "
+		    "max_position_embeddings %llu", u->cutoff_len,
+		    (unsigned long long)in->model->max_position_embeddings);
+	}
+}
+
 int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 	      struct distenv_error *err)
 {
@@ -630,41 +713,7 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 	/* Offload profile. */
 	optim_cpu = f.optim_cpu;
 	param_cpu = f.param_cpu;
-	if (in->offload == LF_OFFLOAD_AUTO && in->ds && dec->zero_stage == 3 &&
-	    in->gpu_mem > 0) {
-		plan_memory(in, &u, dec, 0, 0);
-		if (dec->have_plan && dec->mem.gpu_short) {
-			dec->ds_offload_write = 1;
-			change(dec, "DeepSpeed offload_param and "
-			       "offload_optimizer on cpu (--distenv-offload="
-			       "auto: %.1f GiB per GPU needed without "
-			       "offload, %.1f GiB available)",
-			       lf_gib(dec->mem.gpu_total), lf_gib(in->gpu_mem));
-		}
-	} else if (in->offload == LF_OFFLOAD_CPU) {
-		if (!in->ds) {
-			msg(dec, in, LF_ERROR, "--distenv-offload=cpu",
-			    "name a ZeRO-3 DeepSpeed config in deepspeed: "
-			    "(LLaMA-Factory's examples/deepspeed/ds_z3_config.json)",
-			    "offload needs a DeepSpeed config, and the YAML "
-			    "has none");
-		} else if (dec->zero_stage != 3) {
-			msg(dec, in, LF_ERROR, "--distenv-offload=cpu",
-			    "use a ZeRO-3 config (stage: 3)",
-			    "parameter offload needs ZeRO stage 3, the config "
-			    "has stage %d", dec->zero_stage);
-		} else if (!(f.optim_cpu && f.param_cpu)) {
-			dec->ds_offload_write = 1;
-			change(dec, "DeepSpeed offload_param and "
-			       "offload_optimizer on cpu, pinned "
-			       "(--distenv-offload=cpu)");
-		}
-	} else if (in->offload == LF_OFFLOAD_NONE && in->ds &&
-		   (f.optim_found || f.param_found)) {
-		dec->ds_offload_write = -1;
-		change(dec, "DeepSpeed offload_param and offload_optimizer "
-		       "removed (--distenv-offload=none)");
-	}
+	decide_offload(in, &u, &f, dec);
 	if (dec->ds_offload_write > 0)
 		optim_cpu = param_cpu = 1;
 	else if (dec->ds_offload_write < 0)
@@ -682,31 +731,7 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 	keep_alloc_conf(in, dec);
 
 	/* Settings that fight. */
-	if (in->ds && f.param_found && f.param_cpu && dec->zero_stage != 3 &&
-	    dec->ds_offload_write >= 0)
-		msg(dec, in, LF_ERROR, in->ds->name,
-		    "use stage 3 or remove offload_param",
-		    "offload_param is only valid with ZeRO stage 3, the config "
-		    "has stage %d", dec->zero_stage);
-	if (u.deepspeed && in->nnodes > 1 && in->force_torchrun &&
-	    !truthy(in->force_torchrun))
-		msg(dec, in, LF_WARN, "FORCE_TORCHRUN",
-		    "unset FORCE_TORCHRUN (distenv sets it to 1) or set it to "
-		    "1", "FORCE_TORCHRUN=%s with DeepSpeed on %u nodes: "
-		    "llamafactory-cli will not start torchrun and the run "
-		    "stops (docs/contracts.md 1)",
-		    in->force_torchrun, in->nnodes);
-	if (u.cutoff_found && in->model && in->model->max_position_embeddings &&
-	    (unsigned long long)u.cutoff_len >
-		    in->model->max_position_embeddings) {
-		where_of(y, root, "cutoff_len", where, sizeof(where));
-		msg(dec, in, LF_WARN, where,
-		    "lower cutoff_len, or extend the context with "
-		    "rope_scaling",
-		    "cutoff_len %lld is larger than the model's "
-		    "max_position_embeddings %llu", u.cutoff_len,
-		    (unsigned long long)in->model->max_position_embeddings);
-	}
+	check_fights(in, &u, &f, dec);
 
 	check_resume(in, &u, dec);
 	plan_memory(in, &u, dec, optim_cpu, param_cpu);
