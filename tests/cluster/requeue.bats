@@ -51,6 +51,13 @@ rq_yaml() {
 	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" "$out" "$@"
 }
 
+# usr1_after_line FILE REGEX ID: once a line of FILE matches, USR1 to the
+# job's batch shell, as slurmctld sends it --signal's seconds before the
+# time limit
+usr1_after_line() {
+	wait_line "$1" "$2" "$3" && scancel --batch --signal=USR1 "$3"
+}
+
 # rq_template OUT YAML: dpo_full_zero3.sbatch with only its parameter
 # block replaced (2 CPU nodes, 2 processes each), the rest byte for byte.
 rq_template() {
@@ -82,8 +89,7 @@ EOF
 	# first start: pause after checkpoint-8, then "the time limit nears"
 	id=$(DPO_TEST_PAUSE_AFTER=8 DPO_SAVE_GRACE=1 DPO_MAX_RESTARTS=2 \
 		sbatch --parsable -o rq.out -e rq.out rq.sbatch)
-	wait_line rq.out 'paused after checkpoint-8' "$id"
-	scancel --batch --signal=USR1 "$id"
+	usr1_after_line rq.out 'paused after checkpoint-8' "$id"
 	wait_line rq.out "dpo: requeueing job $id \(restart 1 of at most 2\)" "$id"
 	wait_state "$id" PENDING
 	# the save of checkpoint-8 was cut on n2: rank 3's optimizer state
@@ -124,8 +130,7 @@ EOF
 	rq_template cap.sbatch "$BATS_FILE_TMPDIR/cap.yaml"
 	id=$(DPO_TEST_PAUSE_AFTER=4 DPO_SAVE_GRACE=1 DPO_MAX_RESTARTS=0 \
 		sbatch --parsable -o cap.out -e cap.out cap.sbatch)
-	wait_line cap.out 'paused after checkpoint-4' "$id"
-	scancel --batch --signal=USR1 "$id"
+	usr1_after_line cap.out 'paused after checkpoint-4' "$id"
 	wait_line cap.out 'restart cap reached' "$id"
 	# not requeued: still the first start, still running, the step intact
 	sleep 3
@@ -157,8 +162,7 @@ EOF
 	printf '#!/bin/bash\necho "TRAIN started on $SLURMD_NODENAME"\nsleep 4\necho "TRAIN done on $SLURMD_NODENAME"\n' >donebin/llamafactory-cli
 	chmod +x donebin/llamafactory-cli
 	id=$(PATH="$PWD/donebin:$PATH" DPO_SAVE_GRACE=30 sbatch --parsable -o done.out -e done.out done.sbatch)
-	wait_line done.out 'TRAIN started' "$id"
-	scancel --batch --signal=USR1 "$id"
+	usr1_after_line done.out 'TRAIN started' "$id"
 	state=$(wait_job "$id")
 	cat done.out
 	[ "$state" = COMPLETED ]
@@ -168,4 +172,25 @@ EOF
 	[ "$(grep -n 'dpo: warning: --signal' done.out | cut -d: -f1)" -lt "$(grep -n 'TRAIN started' done.out | head -n 1 | cut -d: -f1)" ]
 	grep -qF 'dpo: the training step ended before the time limit: not requeued' done.out
 	refute grep -q 'requeueing' done.out
+}
+
+@test "template requeue: USR1 while the script still runs its first checks is answered, not fatal; the job completes" {
+	rq_yaml early.yaml "output_dir=$LOCAL/early"
+	rq_template early.sbatch "$BATS_FILE_TMPDIR/early.yaml"
+	# squeue, which the limit check runs first, holds the script there
+	# until the test has signalled it
+	mkdir -p earlybin
+	# (the template hides squeue's stderr: the mark goes to the job's output)
+	printf '#!/bin/bash\necho "SQUEUE asked" >>%q\nsleep 4\nexec %q "$@"\n' "$PWD/early.out" "$(command -v squeue)" >earlybin/squeue
+	printf '#!/bin/bash\necho "TRAIN ran on $SLURMD_NODENAME"\n' >earlybin/llamafactory-cli
+	chmod +x earlybin/squeue earlybin/llamafactory-cli
+	id=$(PATH="$PWD/earlybin:$PATH" sbatch --parsable -o early.out -e early.out early.sbatch)
+	usr1_after_line early.out 'SQUEUE asked' "$id"
+	state=$(wait_job "$id")
+	cat early.out
+	[ "$state" = COMPLETED ]
+	[ "$(job_field "$id" Restarts)" = 0 ]
+	grep -qF 'dpo: time limit near (USR1), but the training step is not running: not requeued' early.out
+	[ "$(grep -c '^TRAIN ran on n' early.out)" -eq 2 ]
+	refute grep -q 'requeueing' early.out
 }
