@@ -41,6 +41,8 @@ int distenv_cmd_prepare(int argc, char **argv)
 	struct distenv_error err;
 	uint32_t mem = 0;
 	int rc, i, cfg = -1;
+	const char *node;
+	char partner[256];
 
 	memset(&req, 0, sizeof(req));
 	memset(&facts, 0, sizeof(facts));
@@ -79,6 +81,16 @@ int distenv_cmd_prepare(int argc, char **argv)
 		facts.alloc_mem_mb = mem;
 	facts.node_ram = lf_sys_node_ram();
 	facts.tmpdir = distenv_env_get(envp, "TMPDIR");
+	/* as the plugin does (spank_lf.c): the start of a requeued job,
+	 * and the names the storage marks are read under */
+	if (distenv_env_u32(envp, "SLURM_RESTART_COUNT", 1000000,
+			    &facts.restart_count, NULL) != 1)
+		facts.restart_count = 0;
+	node = distenv_env_get(envp, "SLURMD_NODENAME");
+	lf_sys_mark_partner(envp, facts.node_id, facts.nnodes, partner,
+			    sizeof(partner));
+	facts.node_name = node;
+	facts.partner_name = partner;
 	facts.write = step.localid == 0 ? LF_WRITE_FILES : LF_WRITE_WAIT;
 	rc = lf_prepare(&req, &facts, &res, &err);
 	distenv_lf_print_msgs(stderr, &res.dec);

@@ -409,7 +409,8 @@ static int choose_master(struct derivation *d)
 		prefs.ifaces_text = d->site->ifaces;
 	}
 	if (distenv_master_choose_prefs(d->net, &prefs, d->step->node_name,
-					d->multi_node, d->step->node_id == 0,
+					d->multi_node,
+					d->step->node_id == d->step->master_node_id,
 					&d->master, d->err)) {
 		/* The batch script only gets the step-independent values
 		 * for convenience; a resolution problem shows in the first
@@ -432,6 +433,17 @@ static int emit_master_addr(struct derivation *d)
 
 		return user ? emit(d, "MASTER_ADDR", user, "-") : 0;
 	}
+	if (d->step->master_dist)
+		return emit(d, "MASTER_ADDR", d->master.addr,
+			    "task 0 (rank 0, which hosts the store) runs on "
+			    "%s, node index %u of the step (Slurm's step "
+			    "layout, SLURM_DISTRIBUTION=%s); %s%s%s%s",
+			    d->step->master_host, d->step->master_node_id,
+			    d->step->master_dist, d->master.addr_reason,
+			    d->site->master_name[0] ?
+				    " (site policy master_name: " : "",
+			    d->site->master_name,
+			    d->site->master_name[0] ? ")" : "");
 	return emit(d, "MASTER_ADDR", d->master.addr,
 		    "node index 0 of the step is %s; %s%s%s%s",
 		    d->step->master_host, d->master.addr_reason,

@@ -46,6 +46,7 @@ struct distenv_request {
 	int resume;                           /* --distenv-resume: enum
 					       * lf_resume_mode, 0 = default */
 	char resume_path[DISTENV_LF_PATH_MAX]; /* its PATH, "" = none */
+	int mark_storage;                     /* --distenv-mark-storage */
 };
 
 /* Preferred address family for MASTER_ADDR (site policy

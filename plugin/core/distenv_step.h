@@ -34,7 +34,14 @@ struct distenv_step {
 	char node_name[DISTENV_HOST_MAX];   /* this node, for messages */
 	int alloc_shell; /* batch kind outside slurmstepd (no SLURMD_NODENAME):
 			  * the shell salloc starts on the submit host */
-	char master_host[DISTENV_HOST_MAX]; /* name of node index 0 */
+	char master_host[DISTENV_HOST_MAX]; /* name of node index 0, or of
+					     * the node of task 0 (below) */
+	/* Tasks mode with a task layout that can put task 0 elsewhere
+	 * (SLURM_DISTRIBUTION=arbitrary, srun(1) --distribution): the node
+	 * index of master_host, and the distribution; 0 and NULL when
+	 * master_host is node index 0. */
+	uint32_t master_node_id;
+	const char *master_dist;
 	const char *resv_ports;  /* SLURM_STEP_RESV_PORTS or NULL */
 	uint16_t ephemeral_lo;   /* kernel ephemeral port range */
 	uint16_t ephemeral_hi;

@@ -133,12 +133,19 @@ static int check_master_addr(const struct distenv_step *s,
 			"you exported MASTER_ADDR=%s, which is loopback: in a "
 			"%u-node step every node would connect to itself",
 			v, s->nnodes);
-	if (!net || s->node_id != 0 || s->kind == DISTENV_STEP_BATCH ||
-	    !net->n_addrs || is_this_node(net))
+	if (!net || s->node_id != s->master_node_id ||
+	    s->kind == DISTENV_STEP_BATCH || !net->n_addrs || is_this_node(net))
 		return 0;
-	snprintf(says, sizeof(says),
-		 "node index 0 is %s, where the rendezvous store listens, and "
-		 "%s is not one of its addresses", s->node_name, v);
+	if (s->master_node_id)
+		snprintf(says, sizeof(says),
+			 "task 0 runs on %s (node index %u), where the "
+			 "rendezvous store listens, and %s is not one of its "
+			 "addresses", s->node_name, s->master_node_id, v);
+	else
+		snprintf(says, sizeof(says),
+			 "node index 0 is %s, where the rendezvous store "
+			 "listens, and %s is not one of its addresses",
+			 s->node_name, v);
 	return fail(err, "MASTER_ADDR", v, says);
 }
 

@@ -338,31 +338,36 @@ static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 			struct lf_decision *dec, const char *soen_where)
 {
 	int want = -1;
-	const char *why = NULL;
+	char why[320];
+	const char *how = in->out_how ? in->out_how : in->out_fs;
 
 	dec->soen = u->soen_found ? u->soen : 0;
 	if (in->soen == LF_SOEN_YES) {
 		want = 1;
-		why = "--distenv-save-on-each-node=yes";
+		snprintf(why, sizeof(why), "--distenv-save-on-each-node=yes");
 	} else if (in->soen == LF_SOEN_NO) {
 		want = 0;
-		why = "--distenv-save-on-each-node=no";
+		snprintf(why, sizeof(why), "--distenv-save-on-each-node=no");
 	} else if (!u->soen_found && in->nnodes > 1) {
 		if (in->out_storage == LF_STORAGE_LOCAL) {
 			want = 1;
-			why = "output_dir is on node-local storage; each node "
-			      "must save trainer_state.json and `latest` to "
-			      "resume";
+			snprintf(why, sizeof(why),
+				 "output_dir is on node-local storage (%s); "
+				 "each node must save trainer_state.json and "
+				 "`latest` to resume", how ? how : "local");
 		} else if (in->out_storage == LF_STORAGE_SHARED) {
 			want = 0;
-			why = "output_dir is on shared storage; one saving "
-			      "node avoids overwrites and rotation races "
-			      "(docs/contracts.md 2)";
+			snprintf(why, sizeof(why),
+				 "output_dir is on shared storage (%s); one "
+				 "saving node avoids overwrites and rotation "
+				 "races (docs/contracts.md 2)",
+				 how ? how : "shared");
 		} else {
 			msg(dec, in, LF_WARN, "output_dir",
-			    "set --distenv-save-on-each-node=yes (node-local "
-			    "disks) or =no (shared), or ask the admin to list "
-			    "the mount in the storage policy",
+			    "run a --distenv-mark-storage step first (the "
+			    "templates do), set --distenv-save-on-each-node="
+			    "yes (node-local disks) or =no (shared), or ask "
+			    "the admin to list the mount in the storage policy",
 			    "cannot tell whether output_dir (%s) is node-local "
 			    "or shared storage; save_on_each_node left as "
 			    "LLaMA-Factory's default (false)",

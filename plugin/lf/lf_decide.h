@@ -65,6 +65,10 @@ struct lf_inputs {
 	const char *optim_torch;      /* the task's OPTIM_TORCH, or NULL */
 	enum lf_storage out_storage;  /* of output_dir (or its parent) */
 	const char *out_fs;           /* its file system name, for messages */
+	const char *out_how;          /* how out_storage was found, for
+				       * messages ("probed: ...", "file
+				       * system type ext4, a guess"); NULL:
+				       * out_fs says it */
 	double gpu_mem;               /* bytes per GPU, 0 unknown */
 	double host_mem;              /* bytes per node, 0 unknown */
 	const struct lf_listing *out_ls;  /* output_dir, relative; or NULL */
@@ -106,7 +110,7 @@ struct lf_decision {
 	int have_plan;
 	struct lf_mem_input mem_in;
 	struct lf_mem_plan mem;
-	char changes[LF_CHANGE_MAX][256]; /* header lines: what and why */
+	char changes[LF_CHANGE_MAX][400]; /* header lines: what and why */
 	size_t nchanges;
 	struct lf_msgs msgs;
 };

@@ -245,6 +245,7 @@ struct prep_state {
 	struct lf_sys_listing out_ls, ckpt_ls;
 	const char *output_dir, *deepspeed, *model_path, *resume, *fs;
 	char latest[128];
+	char how[256];   /* how output_dir's storage was found */
 	int mode, have_ds, have_model;
 };
 
@@ -307,6 +308,55 @@ static int prepare_load(const struct lf_prepare_request *req,
 			return -1;
 	}
 	return 0;
+}
+
+/* The storage marks of this start (lf_storage_mark.h), read when the
+ * step has several nodes and the caller named this node and the one
+ * whose mark it reads: a verdict from them replaces the site policy's
+ * and the file system type's. Separate because it is the only input
+ * that comes from another node. */
+static void prepare_load_marks(const struct lf_prepare_facts *f,
+			       struct prep_state *st)
+{
+	char own[LF_MARK_TEXT_MAX], other[LF_MARK_TEXT_MAX], guess[96];
+	int own_ok, other_ok, n;
+	enum lf_storage verdict;
+
+	if (!st->output_dir || f->nnodes < 2 || !f->node_name ||
+	    !f->node_name[0] || !f->partner_name || !f->partner_name[0])
+		return;
+	own_ok = lf_sys_mark_read(st->output_dir, f->node_name, own,
+				  sizeof(own)) &&
+		 lf_mark_matches(own, f->job_id, f->restart_count,
+				 f->node_name);
+	other_ok = lf_sys_mark_read(st->output_dir, f->partner_name, other,
+				    sizeof(other)) &&
+		   lf_mark_matches(other, f->job_id, f->restart_count,
+				   f->partner_name);
+	verdict = lf_mark_verdict(own_ok, other_ok);
+	if (!strcmp(st->fs, "site policy"))
+		snprintf(guess, sizeof(guess), "the site policy");
+	else
+		snprintf(guess, sizeof(guess), "the file system type (%s)",
+			 st->fs);
+	if (verdict == LF_STORAGE_UNKNOWN) {
+		snprintf(st->how, sizeof(st->how),
+			 "guessed from %s: no --distenv-mark-storage step of "
+			 "this job start marked it", guess);
+		st->in.out_how = st->how;
+		return;
+	}
+	n = snprintf(st->how, sizeof(st->how),
+		     "probed: %s's mark of this job start is %svisible here",
+		     f->partner_name, other_ok ? "" : "not ");
+	if (n > 0 && (size_t)n < sizeof(st->how) &&
+	    st->in.out_storage != LF_STORAGE_UNKNOWN &&
+	    st->in.out_storage != verdict)
+		snprintf(st->how + n, sizeof(st->how) - (size_t)n,
+			 ", though %s says %s", guess,
+			 lf_storage_name(st->in.out_storage));
+	st->in.out_storage = verdict;
+	st->in.out_how = st->how;
 }
 
 /* Load the checkpoint to resume from: settle the resume mode and list
@@ -510,8 +560,10 @@ int lf_prepare(const struct lf_prepare_request *req,
 		return distenv_error_set(err, "--distenv-lf-config",
 					 "name the training YAML",
 					 "no file given");
-	if (prepare_load(req, &st, err) ||
-	    prepare_load_resume(req, f, &st, res, err) ||
+	if (prepare_load(req, &st, err))
+		goto out;
+	prepare_load_marks(f, &st);
+	if (prepare_load_resume(req, f, &st, res, err) ||
 	    prepare_decide(req, f, &st, res, err) ||
 	    prepare_render(req, f, &st, res, err) ||
 	    prepare_publish(f, res, err))
@@ -561,6 +613,41 @@ int lf_prepare_submit_check(const char *config, int check,
 	lf_decide_submit(&in, model_path, dec);
 	rc = first_error(dec, err);
 	free(dec);
+	lf_doc_free(&yaml);
+	return rc;
+}
+
+int lf_prepare_mark_storage(const char *config, uint32_t job_id,
+			    uint32_t restart, const char *node,
+			    char *written, size_t len,
+			    struct distenv_error *err)
+{
+	struct lf_doc yaml;
+	const char *output_dir = NULL;
+	char text[LF_MARK_TEXT_MAX];
+	int found = 0, rc = -1;
+
+	if (!config || !config[0])
+		return distenv_error_set(err, "--distenv-mark-storage",
+					 "give --distenv-lf-config with it",
+					 "no training YAML to take output_dir "
+					 "from");
+	if (load(&lf_sys_yaml_rules, config, &yaml, NULL, err))
+		return -1;
+	lf_get_str(&yaml, lf_doc_root(&yaml), "output_dir", &output_dir,
+		   &found, NULL);
+	if (!output_dir || !output_dir[0]) {
+		distenv_error_set(err, config, "set output_dir in the YAML",
+				  "no output_dir to mark");
+	} else if (lf_mark_text(job_id, restart, node, text, sizeof(text)) <
+		   0) {
+		distenv_error_set(err, "SLURMD_NODENAME", NULL,
+				  "'%s' cannot name a mark file", node);
+	} else if (!lf_sys_mark_write(output_dir, node, text, err)) {
+		if (written)
+			snprintf(written, len, "%s", output_dir);
+		rc = 0;
+	}
 	lf_doc_free(&yaml);
 	return rc;
 }

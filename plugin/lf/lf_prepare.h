@@ -6,7 +6,9 @@
  * It reads the user's training YAML, the DeepSpeed JSON it names and
  * the model's config.json (each read by distenv_file_read: regular
  * files only, no symbolic link, never modified), classifies
- * output_dir's storage, lists the checkpoint to resume from, decides
+ * output_dir's storage (by the marks of a --distenv-mark-storage step
+ * when there are some, lf_storage_mark.h; else the site policy or the
+ * file system type), lists the checkpoint to resume from, decides
  * (lf_decide.h), writes the resolved copies and returns what to export.
  *
  * Where the resolved copies go: $TMPDIR (else /tmp) /
@@ -57,6 +59,10 @@ struct lf_prepare_facts {
 	uint64_t node_ram;          /* bytes, 0 unknown */
 	const char *tmpdir;         /* $TMPDIR, NULL: /tmp */
 	uint32_t restart_count;     /* SLURM_RESTART_COUNT, 0 first run */
+	/* Storage marks (lf_storage_mark.h): this node's name and that of
+	 * the node whose mark it reads (lf_mark_partner_index); NULL: no
+	 * marks are read, the file system type decides. */
+	const char *node_name, *partner_name;
 	int write;                  /* enum lf_prepare_write */
 };
 
@@ -105,6 +111,18 @@ const char *lf_resolved_base(const char *tmpdir);
 void lf_resolved_dir(const char *base, unsigned uid, uint32_t job_id,
 		     uint32_t step_id, uint32_t node_id, uint32_t restart,
 		     char *buf, size_t len);
+
+/*
+ * The --distenv-mark-storage step, on each node (local task 0, as the
+ * user): read config's output_dir and write this node's mark of the
+ * job's start there (lf_sys_mark_write). *written (may be NULL) gets the
+ * output_dir marked. Errors: the YAML cannot be read or has no
+ * output_dir, or the mark cannot be written.
+ */
+int lf_prepare_mark_storage(const char *config, uint32_t job_id,
+			    uint32_t restart, const char *node,
+			    char *written, size_t len,
+			    struct distenv_error *err);
 
 /*
  * At submit (srun, sbatch, salloc: the user, on the submitting host):

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "distenv_env.h"
+#include "distenv_sys.h"
 #include "lf_doc.h"
 
 const struct distenv_file_rules lf_sys_yaml_rules = {
@@ -287,4 +289,73 @@ int lf_sys_write_private(const char *dir, const char *name, const char *data,
 			 size_t len, struct distenv_error *err)
 {
 	return write_file(dir, name, data, len, 1, err);
+}
+
+/* mkdir -p path (mode 0777 less the umask); 0, or -1 with errno. */
+static int make_dirs(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return mkdir(path, 0777) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+int lf_sys_mark_write(const char *output_dir, const char *node,
+		      const char *text, struct distenv_error *err)
+{
+	char dir[PATH_MAX];
+	int n = snprintf(dir, sizeof(dir), "%s/" LF_MARK_SUBDIR, output_dir);
+
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return distenv_error_set(err, output_dir, NULL,
+					 "path too long");
+	if (make_dirs(dir))
+		return distenv_error_set(err, dir,
+					 "make output_dir writable on every "
+					 "node of the step",
+					 "cannot create: %s", strerror(errno));
+	return write_file(dir, node, text, strlen(text), 1, err);
+}
+
+int lf_sys_mark_read(const char *output_dir, const char *node, char *buf,
+		     size_t len)
+{
+	const struct distenv_file_rules rules = {
+		.name = "a storage mark",
+		.max = LF_MARK_TEXT_MAX,
+	};
+	char path[PATH_MAX];
+	struct distenv_file f;
+	int n = snprintf(path, sizeof(path), "%s/" LF_MARK_SUBDIR "/%s",
+			 output_dir, node);
+
+	buf[0] = '\0';
+	if (n < 0 || (size_t)n >= sizeof(path) ||
+	    distenv_file_read(path, &rules, &f, NULL))
+		return 0;
+	snprintf(buf, len, "%s", f.data);
+	distenv_file_free(&f);
+	return 1;
+}
+
+void lf_sys_mark_partner(const char *const *env, uint32_t node_id,
+			 uint32_t nnodes, char *buf, size_t len)
+{
+	int idx = lf_mark_partner_index(node_id, nnodes);
+
+	buf[0] = '\0';
+	if (idx < 0 ||
+	    distenv_nth_host(distenv_env_get(env, "SLURM_STEP_NODELIST"),
+			     (uint32_t)idx, "SLURM_STEP_NODELIST", buf, len,
+			     NULL))
+		buf[0] = '\0';
 }

@@ -15,6 +15,7 @@
 #include "distenv_sys_file.h"
 #include "lf_fstype.h"
 #include "lf_resume.h"
+#include "lf_storage_mark.h"
 
 /*
  * distenv_file_read's rules (distenv_sys_file.h) for the files the
@@ -85,5 +86,31 @@ int lf_sys_write_new(const char *dir, const char *name, const char *data,
  */
 int lf_sys_write_private(const char *dir, const char *name, const char *data,
 			 size_t len, struct distenv_error *err);
+
+/*
+ * Storage marks (lf_storage_mark.h), as the user. lf_sys_mark_write
+ * creates output_dir/.distenv/storage (and output_dir itself, as
+ * LLaMA-Factory would; mode 0777 less the umask) and writes text as the
+ * file NODE there, whole or not at all (a temporary file renamed into
+ * place), replacing an earlier job's mark. Errors: a directory or the
+ * file cannot be made, named with the reason.
+ *
+ * lf_sys_mark_read: node's mark into buf (NUL-terminated), 1 when read,
+ * 0 when missing or not a small regular file (not an error: no mark).
+ * output_dir relative: to the working directory, like LLaMA-Factory.
+ */
+int lf_sys_mark_write(const char *output_dir, const char *node,
+		      const char *text, struct distenv_error *err);
+int lf_sys_mark_read(const char *output_dir, const char *node, char *buf,
+		     size_t len);
+
+/*
+ * The name of the node whose mark node node_id of an nnodes-node step
+ * reads (lf_mark_partner_index), from the step's SLURM_STEP_NODELIST in
+ * env (distenv_nth_host), into buf; "" when there is none or the list
+ * cannot give it (then no marks are read).
+ */
+void lf_sys_mark_partner(const char *const *env, uint32_t node_id,
+			 uint32_t nnodes, char *buf, size_t len);
 
 #endif

@@ -258,7 +258,7 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	struct lf_prepare_request req;
 	struct lf_prepare_facts f;
 	struct lf_prepare_result res;
-	char node[256] = "?";
+	char node[256] = "?", partner[256];
 	int local_id = 0, rc;
 	char env_path[DISTENV_LF_PATH_MAX];
 	const char *v;
@@ -282,6 +282,10 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	storage_policy(env, storage, sizeof(storage));
 	req.storage_policy = storage[0] ? storage : NULL;
 	lf_node_facts(sp, env, &f, &local_id, node, sizeof(node));
+	lf_sys_mark_partner(env, f.node_id, f.nnodes, partner,
+			    sizeof(partner));
+	f.node_name = node;
+	f.partner_name = partner;
 	/* No --distenv-resume: DISTENV_RESUME in the step's environment,
 	 * the value a job script agreed on for all nodes (templates/,
 	 * lf_ckpt.h), same syntax. */
@@ -307,4 +311,36 @@ early:
 	if (rc)
 		distenv_error_prefix_where(err, node);
 	return rc;
+}
+
+int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err)
+{
+	const struct distenv_request *r = &distenv_state.req;
+	const char *const *env = NULL;
+	char **envp = NULL;
+	struct lf_prepare_facts f;
+	char node[256] = "?", dir[DISTENV_LF_PATH_MAX];
+	int local_id = 0, rc;
+
+	if (spank_get_item(sp, S_JOB_ENV, &envp) == ESPANK_SUCCESS)
+		env = (const char *const *)envp;
+	memset(&f, 0, sizeof(f));
+	lf_node_facts(sp, env, &f, &local_id, node, sizeof(node));
+	if (local_id != 0)
+		return 0;
+	rc = lf_prepare_mark_storage(r->lf_config, f.job_id, f.restart_count,
+				     node, dir, sizeof(dir), err);
+	if (rc) {
+		distenv_error_prefix_where(err, node);
+		return rc;
+	}
+	if (r->show) {
+		fprintf(stderr, "distenv: %s: storage mark of job %u start %u "
+			"written in %s/" LF_MARK_SUBDIR "; the job's later "
+			"steps read it to tell shared from node-local "
+			"output_dir\n", node, (unsigned)f.job_id,
+			(unsigned)f.restart_count, dir);
+		fflush(stderr);
+	}
+	return 0;
 }

@@ -98,12 +98,17 @@ static int opt_max_restarts(int val, const char *optarg, int remote)
 	return 0;
 }
 
-static int opt_show(int val, const char *optarg, int remote)
+/* The options without a value; val says which (the table below). */
+enum { FLAG_SHOW = 1, FLAG_MARK_STORAGE };
+
+static int opt_flag(int val, const char *optarg, int remote)
 {
-	(void)val;
 	(void)optarg;
 	(void)remote;
-	distenv_state.req.show = 1;
+	if (val == FLAG_SHOW)
+		distenv_state.req.show = 1;
+	else if (val == FLAG_MARK_STORAGE)
+		distenv_state.req.mark_storage = 1;
 	return 0;
 }
 
@@ -217,7 +222,7 @@ static struct spank_option options[] = {
 	 1, 0, opt_nproc},
 	{"distenv-show", NULL,
 	 "Print each node's derived variables and their sources to stderr",
-	 0, 0, opt_show},
+	 0, FLAG_SHOW, opt_flag},
 	{"distenv-lf-config", "FILE",
 	 "LLaMA-Factory training YAML: write a resolved copy per node "
 	 "(DISTENV_LF_CONFIG) and check the run before launch",
@@ -246,6 +251,11 @@ static struct spank_option options[] = {
 	 "newest complete on the node; default on a requeued job), off, or "
 	 "a checkpoint directory",
 	 1, 0, opt_resume},
+	{"distenv-mark-storage", NULL,
+	 "Only mark output_dir of --distenv-lf-config on each node, so that "
+	 "later steps of the job see whether the nodes share it (srun, one "
+	 "task per node)",
+	 0, FLAG_MARK_STORAGE, opt_flag},
 	SPANK_OPTIONS_TABLE_END};
 
 int distenv_options_register(spank_t sp)

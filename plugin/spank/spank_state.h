@@ -63,6 +63,10 @@ int distenv_remote_user_init(spank_t sp);
  * user, after the derivation; -1 with err fails the step. */
 int distenv_lf_config_check(const char *path, struct distenv_error *err);
 int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err);
+/* --distenv-mark-storage in task_init (as the user): local task 0 writes
+ * the node's storage mark (lf_prepare_mark_storage); nothing else of the
+ * run preparation. */
+int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err);
 
 /* slurmstepd, when the step ends on this node (root): remove the step's
  * resolved copies, as the user (spank_exit.c). Never fails. */

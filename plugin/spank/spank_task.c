@@ -307,7 +307,10 @@ int distenv_remote_task_init(spank_t sp)
 		return asked(st) ? report(sp, &err) :
 				   leave_alone(sp, mode, &err);
 	/* LLaMA-Factory preparation: srun steps only (the batch script
-	 * launches them). */
+	 * launches them). A marking step marks and prepares nothing. */
+	if (st->req.mark_storage && !batch)
+		return distenv_remote_mark_storage(sp, &err) ? report(sp, &err) :
+							       0;
 	if (st->req.lf_config[0] && !batch &&
 	    distenv_remote_lf_prepare(sp, &err))
 		return report(sp, &err);

@@ -59,6 +59,29 @@ int distenv_first_host(const char *nodelist, const char *where, char *buf,
 		       size_t len, struct distenv_error *err);
 
 /*
+ * The name at index idx (0 first) of a Slurm node list, in the list's
+ * own order, with distenv_first_host's checks; elements are expanded
+ * one at a time and only up to idx. Errors: as distenv_first_host, and
+ * a list with idx names or fewer.
+ */
+int distenv_nth_host(const char *nodelist, uint32_t idx, const char *where,
+		     char *buf, size_t len, struct distenv_error *err);
+
+/*
+ * The node that holds task 0 (SLURM_PROCID 0) of step job_id.step_id:
+ * its name into host and its node index into *node_id, from the step's
+ * layout as slurmctld keeps it (slurm_job_step_layout_get, slurm.h; one
+ * request to slurmctld, so called only when the task distribution can
+ * move task 0 off node index 0: srun(1), --distribution=arbitrary,
+ * "tasks laid out on the nodes in the order of the file" of
+ * SLURM_HOSTFILE). Errors: slurmctld does not answer, or the layout has
+ * no task 0; the fix names MASTER_ADDR.
+ */
+int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
+		       size_t len, uint32_t *node_id,
+		       struct distenv_error *err);
+
+/*
  * Wait until the reader of the pipe fd (a task's stderr, which
  * slurmstepd forwards to srun) has read every byte written to it, polling
  * FIONREAD (pipe(7)) every 5 ms for at most max_ms milliseconds; then

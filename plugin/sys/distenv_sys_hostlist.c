@@ -104,67 +104,112 @@ static unsigned long long prefix_count(const char *head, size_t n)
 	return count;
 }
 
-int distenv_first_host(const char *nodelist, const char *where, char *buf,
-		       size_t len, struct distenv_error *err)
+/* The idx-th name of one element of a node list (head, n bytes), or
+ * NULL with *count set to the element's number of names. */
+static char *element_name(const char *head, size_t n, uint32_t idx,
+			  uint32_t *count, int *bad)
 {
 	/* struct hostlist *, not hostlist_t: 23.11 changed the typedef from
 	 * a pointer to a struct (docs/contracts.md 5). */
 	struct hostlist *hl;
-	char *head, *first;
+	char *copy = strndup(head, n), *name = NULL;
+	int c;
+
+	*count = 0;
+	*bad = 0;
+	if (!copy)
+		return NULL;
+	hl = slurm_hostlist_create(copy);
+	free(copy);
+	if (!hl) {
+		*bad = 1;
+		return NULL;
+	}
+	c = slurm_hostlist_count(hl);
+	*count = c > 0 ? (uint32_t)c : 0;
+	if (idx < *count) {
+		uint32_t i;
+
+		for (i = 0; i <= idx; i++) {
+			free(name);
+			name = slurm_hostlist_shift(hl);
+		}
+	}
+	slurm_hostlist_destroy(hl);
+	return name;
+}
+
+int distenv_nth_host(const char *nodelist, uint32_t idx, const char *where,
+		     char *buf, size_t len, struct distenv_error *err)
+{
+	const char *head;
+	char *name = NULL;
 	size_t i;
-	int depth = 0, n;
+	int depth = 0, n, bad = 0;
+	uint32_t count, asked = idx;
 	char shown[72];
 
 	if (!nodelist || !nodelist[0])
 		return distenv_error_set(err, where,
 					 "run inside a Slurm job or step",
 					 "no node list");
-	/* Only the first element ("a[1-2]" of "a[1-2],b[01-03]") goes to
-	 * hostlist: a list of 10,000 names that do not fold into ranges
-	 * would otherwise be parsed whole for every task. */
-	for (i = 0; nodelist[i]; i++) {
-		if (nodelist[i] == '[')
-			depth++;
-		else if (nodelist[i] == ']')
-			depth--;
-		else if (depth == 0 && (nodelist[i] == ',' || nodelist[i] == ' '))
+	/* One element ("a[1-2]" of "a[1-2],b[01-03]") at a time goes to
+	 * hostlist, and only as far as idx: a list of 10,000 names that do
+	 * not fold into ranges would otherwise be parsed whole for every
+	 * task. */
+	for (head = nodelist; *head && !name;) {
+		for (i = 0; head[i]; i++) {
+			if (head[i] == '[')
+				depth++;
+			else if (head[i] == ']')
+				depth--;
+			else if (depth == 0 && (head[i] == ',' || head[i] == ' '))
+				break;
+		}
+		if (!head_is_plausible(head, i))
+			return distenv_error_set(err, where, NULL,
+						 "'%s' is not a Slurm node list",
+						 distenv_printable(nodelist, shown,
+								   sizeof(shown)));
+		if (prefix_count(head, i) > DISTENV_HOSTLIST_MAX_PREFIXES)
+			return distenv_error_set(err, where,
+						 "Slurm writes one bracket group per name (n[1-4]); pass the list Slurm set",
+						 "'%s' stands for more than %llu name prefixes (several bracket groups in one name)",
+						 distenv_printable(nodelist, shown,
+								   sizeof(shown)),
+						 DISTENV_HOSTLIST_MAX_PREFIXES);
+		name = element_name(head, i, idx, &count, &bad);
+		if (bad)
+			return distenv_error_set(err, where, NULL,
+						 "'%s' is not a Slurm node list",
+						 distenv_printable(nodelist, shown,
+								   sizeof(shown)));
+		if (!name && count == 0)
 			break;
+		if (!name) /* idx >= count: on to the next element */
+			idx -= count;
+		head += i;
+		while (*head == ',' || *head == ' ')
+			head++;
 	}
-	if (!head_is_plausible(nodelist, i))
+	if (!name || !name[0]) {
+		free(name);
 		return distenv_error_set(err, where, NULL,
-					 "'%s' is not a Slurm node list",
-					 distenv_printable(nodelist, shown,
-							   sizeof(shown)));
-	if (prefix_count(nodelist, i) > DISTENV_HOSTLIST_MAX_PREFIXES)
-		return distenv_error_set(err, where,
-					 "Slurm writes one bracket group per name (n[1-4]); pass the list Slurm set",
-					 "'%s' stands for more than %llu name prefixes (several bracket groups in one name)",
+					 "'%s' has no name at index %u",
 					 distenv_printable(nodelist, shown,
 							   sizeof(shown)),
-					 DISTENV_HOSTLIST_MAX_PREFIXES);
-	head = strndup(nodelist, i);
-	if (!head)
-		return distenv_error_set(err, where, NULL, "out of memory");
-	hl = slurm_hostlist_create(head);
-	free(head);
-	if (!hl)
-		return distenv_error_set(err, where, NULL,
-					 "'%s' is not a Slurm node list",
-					 distenv_printable(nodelist, shown,
-							   sizeof(shown)));
-	first = slurm_hostlist_shift(hl);
-	slurm_hostlist_destroy(hl);
-	if (!first || !first[0]) {
-		free(first);
-		return distenv_error_set(err, where, NULL,
-					 "'%s' names no node",
-					 distenv_printable(nodelist, shown,
-							   sizeof(shown)));
+					 (unsigned)asked);
 	}
-	n = snprintf(buf, len, "%s", first);
-	free(first);
+	n = snprintf(buf, len, "%s", name);
+	free(name);
 	if (n < 0 || (size_t)n >= len)
 		return distenv_error_set(err, where, NULL,
-					 "first host name is too long");
+					 "host name is too long");
 	return 0;
+}
+
+int distenv_first_host(const char *nodelist, const char *where, char *buf,
+		       size_t len, struct distenv_error *err)
+{
+	return distenv_nth_host(nodelist, 0, where, buf, len, err);
 }

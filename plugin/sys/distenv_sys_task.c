@@ -6,6 +6,30 @@
 #include "distenv_derive.h"
 #include "distenv_env.h"
 
+/*
+ * Whether rank 0 may be on a node other than node index 0: tasks mode
+ * (RANK = SLURM_PROCID, and rank 0 hosts torch's store), a multi-node
+ * srun step, and a distribution that places tasks in a user-given order.
+ * Slurm's block, cyclic and plane distributions start task 0 on the
+ * step's first node (srun(1), --distribution); arbitrary follows
+ * SLURM_HOSTFILE or the -w list, whose first name may be any node. srun
+ * exports the distribution it used as SLURM_DISTRIBUTION (srun(1),
+ * OUTPUT ENVIRONMENT VARIABLES); sets step->master_dist.
+ */
+static int task0_elsewhere(const struct distenv_site *site,
+			   const struct distenv_request *req,
+			   struct distenv_step *step)
+{
+	const char *dist = distenv_env_get(step->envp, "SLURM_DISTRIBUTION");
+
+	if (step->kind == DISTENV_STEP_BATCH || step->nnodes < 2 ||
+	    distenv_effective_mode(site, req) != DISTENV_MODE_TASKS || !dist ||
+	    strncmp(dist, "arbitrary", 9) != 0)
+		return 0;
+	step->master_dist = dist;
+	return 1;
+}
+
 int distenv_derive_for_task(const struct distenv_site *site,
 			    const struct distenv_request *req,
 			    const char *const *envp, int batch,
@@ -42,6 +66,11 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 	if (distenv_first_host(distenv_env_get(envp, list_var), list_var,
 			       step->master_host, sizeof(step->master_host),
 			       err))
+		return -1;
+	if (task0_elsewhere(site, req, step) &&
+	    distenv_task0_host(step->job_id, step->step_id, step->master_host,
+			       sizeof(step->master_host),
+			       &step->master_node_id, err))
 		return -1;
 	if (distenv_needs_net(site, req, step)) {
 		char host[DISTENV_HOST_MAX];

@@ -84,6 +84,27 @@ EOF
 	grep -qE "^VARS 3 3 4 1 2 1 2 $CLUSTER_NET.1 eth0\$" <<<"$output"
 }
 
+@test "tasks mode with task 0 placed on node index 1 (SLURM_HOSTFILE, --distribution=arbitrary): MASTER_ADDR is task 0's node on both nodes, and the all_reduce completes" {
+	printf 'n2\nn2\nn1\nn1\n' >hostfile
+	run env SLURM_HOSTFILE="$PWD/hostfile" DISTENV_TEST_TIMEOUT=5 \
+		srun -n4 --distribution=arbitrary --distenv=tasks --distenv-show bash -c 'echo "VARS $SLURMD_NODENAME $SLURM_NODEID $SLURM_PROCID $RANK $MASTER_ADDR $SLURM_DISTRIBUTION"; exec /usr/bin/python3 "$0"' "$GLOO"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# Slurm really put task 0 on n2, which is node index 1
+	grep -qxE "VARS n2 1 0 0 $CLUSTER_NET.2 arbitrary" <<<"$output"
+	grep -qxE "VARS n1 0 2 2 $CLUSTER_NET.2 arbitrary" <<<"$output"
+	for r in 0 1 2 3; do
+		grep -qE "RANK $r/4 node=n[12] result=10 OK" <<<"$output"
+	done
+	grep -qF "distenv: n1:   MASTER_ADDR=$CLUSTER_NET.2  [set] task 0 (rank 0, which hosts the store) runs on n2, node index 1 of the step (Slurm's step layout, SLURM_DISTRIBUTION=arbitrary)" <<<"$output"
+	# an exported MASTER_ADDR naming node index 0 instead is refused
+	run env SLURM_HOSTFILE="$PWD/hostfile" MASTER_ADDR="$CLUSTER_NET.1" \
+		timeout 60 srun -n4 --distribution=arbitrary --distenv=tasks true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grep -qF "task 0 runs on n2 (node index 1), where the rendezvous store listens, and $CLUSTER_NET.1 is not one of its addresses" <<<"$output"
+}
+
 @test "--distenv-show prints one block per node with every value and its source" {
 	run srun -N2 --distenv --distenv-show true
 	echo "$output"

@@ -82,7 +82,9 @@ losses() {
 		# the launch: DISTENV_LF_CONFIG is the step's, expanded in the task
 		# shellcheck disable=SC2016 # the literal line of the template
 		[ "$(grep -cxF "srun --kill-on-bad-exit=1 bash -c 'exec llamafactory-cli train \"\$DISTENV_LF_CONFIG\"'" "$t")" -eq 1 ]
-		[ "$(grep -c '^srun' "$t")" -eq 1 ]
+		# and one step before it that marks output_dir's storage
+		grep -qx 'srun --ntasks-per-node=1 --distenv-mark-storage true' "$t"
+		[ "$(grep -c '^srun' "$t")" -eq 2 ]
 		# commands only (comments may explain why there is no nohup)
 		grep -v '^[[:space:]]*#' "$t" >commands
 		refute grep -qE 'nohup|(MASTER_ADDR|MASTER_PORT|NODE_RANK|RANK|NNODES|NPROC_PER_NODE)=' commands
@@ -210,6 +212,8 @@ EOF
 	cat full.sbatch.out
 	[ "$state" = CANCELLED ]
 	grep -q 'save_on_each_node=True' full.sbatch.out
+	# decided by the nodes' storage marks, not the file system type
+	grep -qE '^distenv: n2: storage mark of job [0-9]+ start 0 written in ' full.sbatch.out
 	# the trainer read distenv's resolved copy, not the YAML given
 	grep -q 'rank 0/4 node=n1: config /' full.sbatch.out
 	refute grep -q "rank 0/4 node=n1: config $BATS_FILE_TMPDIR/full.yaml" full.sbatch.out

@@ -1,4 +1,4 @@
-/* Unit tests: the first host of Slurm node lists, through libslurm's
+/* Unit tests: the first and later hosts of Slurm node lists, through libslurm's
  * hostlist functions (no Slurm daemon involved). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,7 +69,7 @@ static void errors(void **state)
 					    sizeof(buf), &err), -1);
 	assert_int_equal(distenv_first_host("gpu-[001-064]", "X", buf,
 					    sizeof(buf), &err), -1);
-	assert_string_equal(err.what, "first host name is too long");
+	assert_string_equal(err.what, "host name is too long");
 	assert_int_equal(distenv_first_host("gpu-[064-001", "X", buf,
 					    sizeof(buf), &err), -1);
 	/* Shapes libslurm's parser stalls on are refused before it. */
@@ -112,6 +112,40 @@ static void bracket_groups(void **state)
 					    sizeof(buf), &err), -1);
 }
 
+static const char *nth(const char *list, uint32_t idx)
+{
+	static char buf[256];
+	struct distenv_error err;
+
+	if (distenv_nth_host(list, idx, "SLURM_STEP_NODELIST", buf,
+			     sizeof(buf), &err))
+		return NULL;
+	return buf;
+}
+
+/* Names past the first, element by element, in the list's order. */
+static void later_names(void **state)
+{
+	struct distenv_error err;
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(nth("n[1-2]", 1), "n2");
+	assert_string_equal(nth("nb,na", 1), "na");
+	assert_string_equal(nth("a[1-2],b[01-03]", 2), "b01");
+	assert_string_equal(nth("a[1-2],b[01-03]", 4), "b03");
+	assert_string_equal(nth("gpu-[00001-10000]", 1), "gpu-00002");
+	assert_string_equal(nth("gpu-[064,001-063]", 1), "gpu-001");
+	assert_int_equal(distenv_nth_host("n1", 1, "SLURM_STEP_NODELIST", buf,
+					  sizeof(buf), &err), -1);
+	assert_string_equal(err.what, "'n1' has no name at index 1");
+	assert_int_equal(distenv_nth_host("a[1-2],b[01-03]", 5, "X", buf,
+					  sizeof(buf), &err), -1);
+	/* an element after the one asked for is never parsed */
+	assert_string_equal(nth("n[1-2],n;1", 1), "n2");
+	assert_null(nth("n[1-2],n;1", 2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -120,6 +154,7 @@ int main(void)
 		cmocka_unit_test(ten_thousand_nodes),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(bracket_groups),
+		cmocka_unit_test(later_names),
 	};
 
 	return cmocka_run_group_tests_name("hostlist", tests, NULL, NULL);

@@ -1,0 +1,60 @@
+/* distenv_sys_layout.c: the node that holds task 0 of a step, from
+ * slurmctld's step layout (contract in distenv_sys.h). */
+#include "distenv_sys.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+/* Node index holding task 0 in layout, or -1. */
+static int task0_node(const slurm_step_layout_t *layout)
+{
+	uint32_t i;
+	uint16_t j;
+
+	for (i = 0; i < layout->node_cnt; i++)
+		for (j = 0; layout->tasks && layout->tids && j < layout->tasks[i];
+		     j++)
+			if (layout->tids[i] && layout->tids[i][j] == 0)
+				return (int)i;
+	return -1;
+}
+
+int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
+		       size_t len, uint32_t *node_id, struct distenv_error *err)
+{
+	slurm_step_id_t id;
+	slurm_step_layout_t *layout;
+	int idx, rc;
+
+	memset(&id, 0, sizeof(id));
+	id.job_id = job_id;
+	id.step_id = step_id;
+	id.step_het_comp = NO_VAL;
+	layout = slurm_job_step_layout_get(&id);
+	if (!layout)
+		return distenv_error_set(err, "SLURM_DISTRIBUTION",
+					 "export MASTER_ADDR as the host of "
+					 "task 0, or use a block or cyclic "
+					 "distribution",
+					 "cannot get step %u.%u's task layout "
+					 "from slurmctld (%s), and with this "
+					 "distribution task 0 may be on any "
+					 "node",
+					 job_id, step_id,
+					 slurm_strerror(slurm_get_errno()));
+	idx = task0_node(layout);
+	if (idx < 0) {
+		slurm_job_step_layout_free(layout);
+		return distenv_error_set(err, "SLURM_DISTRIBUTION", NULL,
+					 "step %u.%u's task layout has no "
+					 "task 0", job_id, step_id);
+	}
+	*node_id = (uint32_t)idx;
+	rc = distenv_nth_host(layout->node_list, (uint32_t)idx,
+			      "the step's task layout", host, len, err);
+	slurm_job_step_layout_free(layout);
+	return rc;
+}
