@@ -128,6 +128,8 @@ static int run(int argc, char **argv, int show)
 			distenv_format_show(stdout, &step, req.mode, &vars);
 		else
 			distenv_format_exports(stdout, &vars);
+		if (!show) /* show has them in its block */
+			distenv_format_warnings(stderr, &vars);
 		distenv_vars_free(&vars);
 	}
 	free(topo);

@@ -9,6 +9,7 @@
 #include "distenv_env.h"
 #include "distenv_gpus.h"
 #include "distenv_ifspec.h"
+#include "distenv_ifuse.h"
 #include "distenv_master.h"
 #include "distenv_ports.h"
 #include "distenv_topo.h"
@@ -509,7 +510,9 @@ static const char *prefer_close_ifname(struct derivation *d, char *nccl,
 		const struct distenv_iface *f = &d->net->ifaces[i];
 		int dup = 0;
 
-		if (!f->up || f->loopback ||
+		if (!f->up || distenv_ip_is_loopback(&f->ip) ||
+		    !distenv_iface_usable(d->net->ifaces, d->net->n_ifaces,
+					  f->name, d->master.ip.family) ||
 		    !distenv_ip_in_subnet(&d->master.ip, f) ||
 		    (have_allowed && !distenv_ifspec_selects(&allowed, f->name)))
 			continue;
@@ -535,6 +538,30 @@ static const char *prefer_close_ifname(struct derivation *d, char *nccl,
 	return why;
 }
 
+/*
+ * Several interfaces in the master's subnet (distenv_master.h): distenv
+ * took the kernel's, and says so, as a warning (--distenv-check=warn,
+ * the default), an error (strict) or not at all (off). Not when the
+ * user chose: --distenv-ifname, or both variables exported.
+ */
+static int check_shared_subnet(struct derivation *d)
+{
+	const char *const *envp = d->step->envp;
+
+	if (!distenv_error_is_set(&d->master.shared_subnet) ||
+	    d->req->ifname[0] ||
+	    (distenv_env_user_value(envp, "NCCL_SOCKET_IFNAME") &&
+	     distenv_env_user_value(envp, "GLOO_SOCKET_IFNAME")) ||
+	    d->req->check == DISTENV_CHECK_OFF)
+		return 0;
+	if (d->req->check == DISTENV_CHECK_STRICT) {
+		*d->err = d->master.shared_subnet;
+		return -1;
+	}
+	distenv_vars_warn(d->vars, &d->master.shared_subnet);
+	return 0;
+}
+
 static int emit_ifnames(struct derivation *d)
 {
 	char nccl[DISTENV_IFSPEC_TEXT_MAX + 2];
@@ -554,6 +581,8 @@ static int emit_ifnames(struct derivation *d)
 			    distenv_env_user_value(envp, "GLOO_SOCKET_IFNAME"),
 			    "-");
 	}
+	if (check_shared_subnet(d))
+		return -1;
 	snprintf(why, sizeof(why), "%s", d->master.ifname_reason);
 	snprintf(nccl, sizeof(nccl), "=%s", d->master.ifname);
 	snprintf(gloo, sizeof(gloo), "%s", d->master.ifname);

@@ -44,6 +44,13 @@ void distenv_format_show(FILE *out, const struct distenv_step *step,
 			v->action == DISTENV_ACTION_KEPT ? "kept" : "set",
 			v->reason);
 	}
+	for (i = 0; i < vars->n_warnings; i++) {
+		char line[3 * DISTENV_ERROR_TEXT];
+
+		distenv_error_format(&vars->warnings[i], line, sizeof(line));
+		fprintf(mem, "distenv: %s:   warning: %s\n", step->node_name,
+			line);
+	}
 	fclose(mem);
 	fwrite(text, 1, len, out);
 	fflush(out);
@@ -77,4 +84,27 @@ void distenv_format_exports(FILE *out, const struct distenv_vars *vars)
 		put_quoted(out, v->value);
 		fputc('\n', out);
 	}
+}
+
+void distenv_format_warnings(FILE *out, const struct distenv_vars *vars)
+{
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *mem;
+
+	if (!vars->n_warnings)
+		return;
+	mem = open_memstream(&text, &len);
+	if (!mem)
+		return;
+	for (i = 0; i < vars->n_warnings; i++) {
+		char line[3 * DISTENV_ERROR_TEXT];
+
+		distenv_error_format(&vars->warnings[i], line, sizeof(line));
+		fprintf(mem, "distenv: warning: %s\n", line);
+	}
+	fclose(mem);
+	fwrite(text, 1, len, out);
+	fflush(out);
+	free(text);
 }

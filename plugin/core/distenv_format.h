@@ -15,7 +15,8 @@
  * The --distenv-show block for one node: a heading naming the node, its
  * index, the step and the mode, then one line per variable, "NAME=VALUE",
  * "set" or "kept (set by user)", and the reason; with step->topo_note,
- * a "topology:" line before the variables. Every line starts with
+ * a "topology:" line before the variables, and a "warning:" line for
+ * each of vars' warnings after them. Every line starts with
  * "distenv: " so interleaved blocks of several nodes stay readable.
  * Written to out in one fwrite so blocks of different nodes do not mix.
  */
@@ -29,5 +30,12 @@ void distenv_format_show(FILE *out, const struct distenv_step *step,
  * user set are left out: they are already in the environment.
  */
 void distenv_format_exports(FILE *out, const struct distenv_vars *vars);
+
+/*
+ * One line per warning of vars, "distenv: warning: WHERE: WHAT. FIX"
+ * (distenv_error_format), in one fwrite: the job log's copy, which the
+ * caller prints once per node.
+ */
+void distenv_format_warnings(FILE *out, const struct distenv_vars *vars);
 
 #endif

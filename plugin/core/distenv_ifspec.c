@@ -148,7 +148,8 @@ int distenv_ifspec_any(const struct distenv_ifspec *spec,
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (!ifaces[i].up || (multi_node && ifaces[i].loopback))
+		if (!ifaces[i].up ||
+		    (multi_node && distenv_ip_is_loopback(&ifaces[i].ip)))
 			continue;
 		if (!distenv_ifspec_selects(spec, ifaces[i].name))
 			continue;

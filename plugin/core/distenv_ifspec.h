@@ -56,7 +56,8 @@ int distenv_ifspec_selects(const struct distenv_ifspec *spec,
 
 /*
  * Whether spec selects at least one interface of ifaces that can carry
- * traffic to other nodes: up and, when multi_node, not loopback. Fills
+ * traffic to other nodes: up and, when multi_node, an address that is not
+ * loopback (127.0.0.0/8, ::1: told by the address, not the name). Fills
  * first (DISTENV_IFNAME_MAX bytes, may be NULL) with the first selected
  * name in getifaddrs order.
  */

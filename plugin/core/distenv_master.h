@@ -14,9 +14,22 @@
  * - IPv6 link-local addresses need a scope id torchrun cannot take, and
  *   are skipped too.
  * - Interface: on the master node the one holding the address; elsewhere
- *   the one whose subnet holds it, else the one the kernel routes it
- *   through (found by the adapter with a UDP connect(), which sends no
- *   packet).
+ *   the one whose subnet holds it, else the one holding the source
+ *   address the kernel's route to it takes (found by the adapter with a
+ *   UDP connect(), which sends no packet).
+ * - In a multi-node step only interfaces NCCL and Gloo can use count
+ *   (distenv_iface_usable: told by the addresses they would take, never
+ *   by the name), so lo never, even when it holds the node's routable
+ *   /32: both would take its 127.0.0.1. When the only address of this
+ *   node that reaches the master is on such an interface, the choice
+ *   fails naming the address, the interface and the fix.
+ * - Two or more interfaces in the master's subnet (eno1 and enp37s0f0
+ *   both in 192.168.0.0/20): Linux sends everything for the subnet by
+ *   one route, the first of the equal routes or the lowest metric
+ *   (ip-route(8)), whatever address a socket is bound to, and the order
+ *   of the routes can differ between nodes. The one the kernel's route
+ *   takes is chosen, and the choice carries a warning naming them all
+ *   (shared_subnet), for the caller to report or to fail on.
  */
 #ifndef DISTENV_MASTER_H
 #define DISTENV_MASTER_H
@@ -28,19 +41,37 @@
 #include "distenv_net.h"
 #include "distenv_options.h"
 
+#define DISTENV_MASTER_PEERS_MAX 8
+
 struct distenv_master_choice {
 	struct distenv_ip ip;
 	char addr[DISTENV_IP_TEXT_MAX];   /* ip as text: MASTER_ADDR */
 	char ifname[DISTENV_IFNAME_MAX];  /* interface that reaches it */
 	char addr_reason[256];            /* why this address */
 	char ifname_reason[256];          /* why this interface */
+	/* Several interfaces in the master's subnet: their names in
+	 * getifaddrs order (n_peers > 1; 0 otherwise), the one the kernel's
+	 * route takes ("" when none of them), and the warning that says so
+	 * (shared_subnet.what "" when there is none). */
+	char peers[DISTENV_MASTER_PEERS_MAX][DISTENV_IFNAME_MAX];
+	size_t n_peers;
+	char route_ifname[DISTENV_IFNAME_MAX];
+	struct distenv_error shared_subnet;
+	/* Internal to the choice: an address of this node that reaches the
+	 * master, on an interface NCCL and Gloo cannot use (lo). */
+	struct distenv_ip stuck_ip;
+	struct distenv_ip stuck_master; /* the master address it reaches */
+	char stuck_if[DISTENV_IFNAME_MAX];
+	int stuck_own; /* stuck_ip is the master address itself */
 };
 
 /*
  * net: this node's facts; node_name: this node, for messages;
  * multi_node: the step spans more than one node; on_master: this node is
  * node index 0. Errors: resolution failed, only loopback in a multi-node
- * step, no usable address, no interface reaches the address.
+ * step, no usable address, the address reaching the master only on an
+ * interface NCCL and Gloo cannot use (above), no interface reaches the
+ * address.
  */
 int distenv_master_choose(const struct distenv_net *net, const char *node_name,
 			  int multi_node, int on_master,

@@ -24,13 +24,23 @@ struct distenv_iface {
 	struct distenv_ip ip;
 	unsigned prefix_len; /* from the netmask: 24 for 255.255.255.0 */
 	int up;              /* IFF_UP and IFF_RUNNING */
-	int loopback;        /* IFF_LOOPBACK */
+	int loopback;        /* IFF_LOOPBACK: informative only; every rule
+			      * tells loopback by the address */
 };
 
-/* One address the master's name resolved to, in resolver order, with the
- * interface the kernel would send to it from ("" when unknown). */
+/*
+ * One address the master's name resolved to, in resolver order, with the
+ * kernel's choice for sending to it (Linux: the route lookup of
+ * ip-route(8) `ip route get ADDR`, its "src"): route_src is the source
+ * address the kernel picks (family 0 when unknown), route_ifname the
+ * first interface holding route_src ("" when unknown). That interface is
+ * not always the one the packets leave through: a /32 on lo, the only
+ * IPv4 address of a BGP-unnumbered node, is the source of routes over
+ * interfaces that hold no IPv4 address at all.
+ */
 struct distenv_addr {
 	struct distenv_ip ip;
+	struct distenv_ip route_src;
 	char route_ifname[DISTENV_IFNAME_MAX];
 };
 

@@ -25,6 +25,15 @@ enum distenv_mode {
 #define DISTENV_IFSPEC_TEXT_MAX 256
 #define DISTENV_LF_PATH_MAX 1024 /* --distenv-lf-config, NUL included */
 
+/* --distenv-check: findings warn (the default), fail the step
+ * (strict), or are off; the LLaMA-Factory checks (plugin/lf) and the
+ * network warnings of the derivation read it. */
+enum distenv_check {
+	DISTENV_CHECK_WARN = 0,
+	DISTENV_CHECK_STRICT,
+	DISTENV_CHECK_OFF,
+};
+
 /* What the user asked for, from the --distenv* options. */
 struct distenv_request {
 	enum distenv_mode mode;
@@ -40,7 +49,7 @@ struct distenv_request {
 	char lf_config[DISTENV_LF_PATH_MAX];  /* --distenv-lf-config, "" = none */
 	int save_on_each_node;                /* enum lf_soen, 0 = auto */
 	int offload;                          /* enum lf_offload, 0 = unset */
-	int check;                            /* enum lf_check, 0 = warn */
+	int check;                            /* enum distenv_check, 0 = warn */
 	uint64_t model_params;                /* --distenv-model-params, 0 = none */
 	uint64_t gpu_mem;                     /* --distenv-gpu-mem, bytes, 0 = none */
 	int resume;                           /* --distenv-resume: enum

@@ -114,6 +114,13 @@ const char *distenv_vars_value(const struct distenv_vars *vars,
 	return var ? var->value : NULL;
 }
 
+void distenv_vars_warn(struct distenv_vars *vars,
+		       const struct distenv_error *w)
+{
+	if (vars->n_warnings < DISTENV_WARNINGS_MAX)
+		vars->warnings[vars->n_warnings++] = *w;
+}
+
 void distenv_vars_free(struct distenv_vars *vars)
 {
 	size_t i;

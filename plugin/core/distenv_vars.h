@@ -29,10 +29,17 @@ struct distenv_var {
 	enum distenv_action action;
 };
 
+#define DISTENV_WARNINGS_MAX 4
+
+/* A warning is a finding that does not stop the step: the caller shows
+ * it once per node (the job log, --distenv-show) and may turn it into an
+ * error (--distenv-check=strict) before deriving. */
 struct distenv_vars {
 	struct distenv_var *items;
 	size_t count;
 	size_t cap;
+	struct distenv_error warnings[DISTENV_WARNINGS_MAX];
+	size_t n_warnings;
 };
 
 /*
@@ -56,7 +63,13 @@ const struct distenv_var *distenv_vars_find(const struct distenv_vars *vars,
 const char *distenv_vars_value(const struct distenv_vars *vars,
 			       const char *name);
 
-/* Free every entry; vars may be reused afterwards (it is empty). */
+/* Keep a copy of warning w; beyond DISTENV_WARNINGS_MAX the rest are
+ * dropped (one derivation raises at most a few). */
+void distenv_vars_warn(struct distenv_vars *vars,
+		       const struct distenv_error *w);
+
+/* Free every entry and warning; vars may be reused afterwards (it is
+ * empty). */
 void distenv_vars_free(struct distenv_vars *vars);
 
 /*

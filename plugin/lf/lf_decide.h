@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "distenv_error.h"
+#include "distenv_options.h"
 #include "lf_doc.h"
 #include "lf_fstype.h"
 #include "lf_memplan.h"
@@ -21,8 +22,12 @@ enum lf_soen { LF_SOEN_AUTO = 0, LF_SOEN_YES, LF_SOEN_NO };
 /* --distenv-offload; UNSET: as the DeepSpeed config says */
 enum lf_offload { LF_OFFLOAD_UNSET = 0, LF_OFFLOAD_NONE, LF_OFFLOAD_CPU,
 		  LF_OFFLOAD_AUTO };
-/* --distenv-check */
-enum lf_check { LF_CHECK_WARN = 0, LF_CHECK_STRICT, LF_CHECK_OFF };
+/* --distenv-check: the core's values (distenv_options.h) */
+enum lf_check {
+	LF_CHECK_WARN = DISTENV_CHECK_WARN,
+	LF_CHECK_STRICT = DISTENV_CHECK_STRICT,
+	LF_CHECK_OFF = DISTENV_CHECK_OFF,
+};
 
 /* Parsers for the option values (where: the option, for the error). */
 int lf_parse_soen(const char *value, const char *where, int *out,

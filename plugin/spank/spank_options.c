@@ -236,8 +236,8 @@ static struct spank_option options[] = {
 	 "the config says)",
 	 1, 0, opt_offload},
 	{"distenv-check", "warn|strict|off",
-	 "LLaMA-Factory preflight checks: warn (default), strict (fail the "
-	 "step), off",
+	 "LLaMA-Factory and network preflight checks: warn (default), "
+	 "strict (fail the step), off",
 	 1, 0, opt_check},
 	{"distenv-model-params", "COUNT",
 	 "Model size for the memory plan when config.json is not local "

@@ -220,6 +220,8 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 		rc = export_vars(sp, &vars, err);
 	if (rc == 0)
 		log_vars(&step, &vars);
+	if (rc == 0 && (batch || step.localid == 0))
+		distenv_format_warnings(stderr, &vars);
 	if (rc == 0 && st->req.show && (batch || step.localid == 0))
 		distenv_format_show(stderr, &step, mode, &vars);
 	distenv_vars_free(&vars);

@@ -87,19 +87,21 @@ static int gather_ifaces(struct distenv_net_facts *f, struct distenv_error *err)
 	return 0;
 }
 
-/* The interface the kernel would send to sa from: connect() on a UDP
- * socket only sets the default destination (udp(7)); no packet leaves. */
-static void route_ifname(const struct distenv_net_facts *f,
-			 const struct sockaddr *sa, socklen_t salen, char *out)
+/* The kernel's source address for sending to sa, and the first
+ * interface holding it, into a: connect() on a UDP socket only picks the
+ * route and the source (udp(7), ip(7)); no packet leaves. */
+static void route_choice(const struct distenv_net_facts *f,
+			 const struct sockaddr *sa, socklen_t salen,
+			 struct distenv_addr *a)
 {
 	struct sockaddr_storage local;
 	socklen_t llen = sizeof(local);
 	struct sockaddr_storage dst;
-	struct distenv_ip ip;
 	size_t i;
 	int fd;
 
-	out[0] = '\0';
+	a->route_ifname[0] = '\0';
+	memset(&a->route_src, 0, sizeof(a->route_src));
 	memcpy(&dst, sa, salen);
 	/* A port is needed for connect(); 9 (discard) is never contacted. */
 	if (dst.ss_family == AF_INET)
@@ -111,11 +113,11 @@ static void route_ifname(const struct distenv_net_facts *f,
 		return;
 	if (connect(fd, (struct sockaddr *)&dst, salen) == 0 &&
 	    getsockname(fd, (struct sockaddr *)&local, &llen) == 0 &&
-	    ip_from_sockaddr((struct sockaddr *)&local, &ip) == 0) {
+	    ip_from_sockaddr((struct sockaddr *)&local, &a->route_src) == 0) {
 		for (i = 0; i < f->net.n_ifaces; i++)
-			if (distenv_ip_equal(&f->ifaces[i].ip, &ip)) {
-				snprintf(out, DISTENV_IFNAME_MAX, "%s",
-					 f->ifaces[i].name);
+			if (distenv_ip_equal(&f->ifaces[i].ip, &a->route_src)) {
+				snprintf(a->route_ifname, DISTENV_IFNAME_MAX,
+					 "%s", f->ifaces[i].name);
 				break;
 			}
 	}
@@ -157,7 +159,7 @@ static int resolve(struct distenv_net_facts *f, struct distenv_error *err)
 			dup |= distenv_ip_equal(&f->addrs[j].ip, &a->ip);
 		if (dup)
 			continue;
-		route_ifname(f, it->ai_addr, it->ai_addrlen, a->route_ifname);
+		route_choice(f, it->ai_addr, it->ai_addrlen, a);
 		f->net.n_addrs++;
 	}
 	freeaddrinfo(res);

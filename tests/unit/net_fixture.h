@@ -46,6 +46,67 @@ static inline void fx_addr(struct net_fixture *f, const char *ip,
 	f->net.addrs = f->addrs;
 }
 
+/* A resolved master address with the kernel's route to it: src, the
+ * source address the kernel picks, and route, the interface holding it
+ * (as the adapter finds them, distenv_net.h). */
+static inline void fx_addr_src(struct net_fixture *f, const char *ip,
+			       const char *route, const char *src)
+{
+	fx_addr(f, ip, route);
+	distenv_ip_parse(src, &f->addrs[f->net.n_addrs - 1].route_src);
+}
+
+/*
+ * A worker with a 1 GbE eno1 and a 10 GbE enp37s0f0, both in
+ * 192.168.0.0/20, the two listed in the order given (first, second:
+ * "eno1" or "enp37s0f0"), master host gpu01 at 192.168.0.10; the
+ * kernel's route to it takes route's address (eno1's 192.168.0.21,
+ * enp37s0f0's 192.168.1.21) as the source. IPv4 addresses come before
+ * IPv6 ones, as getifaddrs lists them.
+ */
+static inline void fx_two_nics(struct net_fixture *f, const char *first,
+			       const char *second, const char *route)
+{
+	const char *names[2] = {first, second};
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	f->net.resolved_host = "gpu01";
+	fx_iface(f, "lo", "127.0.0.1", 8, 1);
+	for (i = 0; i < 2; i++)
+		fx_iface(f, names[i],
+			 strcmp(names[i], "eno1") == 0 ? "192.168.0.21"
+						       : "192.168.1.21",
+			 20, 1);
+	fx_iface(f, "lo", "::1", 128, 1);
+	fx_addr_src(f, "192.168.0.10", route,
+		    strcmp(route, "eno1") == 0 ? "192.168.0.21"
+					       : "192.168.1.21");
+}
+
+/*
+ * A BGP-unnumbered node: its only routable IPv4 address, own (e.g.
+ * "10.9.0.11"), is a /32 on lo after 127.0.0.1/8; the physical links
+ * eth0 and eth1 carry IPv6 link-local addresses only (with on_eth0, eth0
+ * holds own/32 as well: the fix). The master host rack1-10 is
+ * 10.9.0.10, which the kernel routes over eth0 with own as the source;
+ * the adapter names lo, the first interface holding it.
+ */
+static inline void fx_bgp_node(struct net_fixture *f, const char *own,
+			       int on_eth0)
+{
+	memset(f, 0, sizeof(*f));
+	f->net.resolved_host = "rack1-10";
+	fx_iface(f, "lo", "127.0.0.1", 8, 1);
+	fx_iface(f, "lo", own, 32, 1);
+	if (on_eth0)
+		fx_iface(f, "eth0", own, 32, 1);
+	fx_iface(f, "lo", "::1", 128, 1);
+	fx_iface(f, "eth0", "fe80::11:1", 64, 1);
+	fx_iface(f, "eth1", "fe80::11:2", 64, 1);
+	fx_addr_src(f, "10.9.0.10", "lo", own);
+}
+
 /* Node i (1-based) of the namespace cluster, resolving host to what
  * /etc/hosts there says: 127.0.1.1 first for its own name, as Debian's
  * installer writes it. */

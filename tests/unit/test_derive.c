@@ -3,12 +3,14 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "distenv_derive.h"
 #include "distenv_env.h"
+#include "distenv_format.h"
 #include "distenv_gpus.h"
 #include "distenv_ports.h"
 #include "net_fixture.h"
@@ -785,6 +787,131 @@ static void bad_values_are_refused(void **state)
 	assert_int_equal(vars.count, 0);
 }
 
+/* Worker gpu02 of a 2-node step whose master gpu01 is reached over two
+ * interfaces in one subnet (fx_two_nics), --distenv-check=check. */
+static struct world *two_nics_world(int check, const char *first,
+				    const char *second)
+{
+	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
+
+	fx_worker_step(&w->step, 77, 3, "gpu02", "gpu01", w->env);
+	fx_two_nics(&w->fx, first, second, "eno1");
+	w->req.check = check;
+	return w;
+}
+
+/* Two interfaces on the master's subnet: the kernel's is exported on
+ * every node, whatever the order; a warning for the job log and
+ * --distenv-show by default, the step fails under strict, nothing under
+ * off, nor when the user chose. */
+static void shared_subnet_check_modes(void **state)
+{
+	struct world *w;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	(void)state;
+	w = two_nics_world(DISTENV_CHECK_WARN, "enp37s0f0", "eno1");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "=eno1");
+	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "eno1");
+	assert_int_equal(w->vars.n_warnings, 1);
+	assert_string_equal(w->vars.warnings[0].where,
+			    "node gpu02: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME");
+	assert_non_null(strstr(w->vars.warnings[0].what,
+			       "enp37s0f0 (192.168.1.21/20) and eno1 "
+			       "(192.168.0.21/20) are both in the subnet of the "
+			       "master address 192.168.0.10: the kernel routes it "
+			       "through eno1, so distenv exports eno1"));
+	mem = open_memstream(&text, &len);
+	distenv_format_show(mem, &w->step, DISTENV_MODE_TORCHRUN, &w->vars);
+	fclose(mem);
+	assert_non_null(strstr(text, "distenv: gpu02:   warning: node gpu02: "
+				     "NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME: "
+				     "enp37s0f0 (192.168.1.21/20) and eno1"));
+	assert_non_null(strstr(text, ". Put the interfaces on distinct "
+				     "subnets"));
+	free(text);
+	mem = open_memstream(&text, &len);
+	distenv_format_warnings(mem, &w->vars);
+	fclose(mem);
+	assert_ptr_equal(strstr(text, "distenv: warning: node gpu02: "
+				      "NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME: "
+				      "enp37s0f0 (192.168.1.21/20) and eno1 "),
+			 text);
+	assert_ptr_equal(strchr(text, '\n'), text + len - 1); /* one line */
+	free(text);
+	distenv_vars_free(&w->vars);
+	assert_int_equal(w->vars.n_warnings, 0);
+
+	w = two_nics_world(DISTENV_CHECK_STRICT, "eno1", "enp37s0f0");
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where,
+			    "node gpu02: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME");
+	assert_non_null(strstr(w->err.what, "eno1 (192.168.0.21/20) and "
+					    "enp37s0f0 (192.168.1.21/20) are "
+					    "both"));
+	assert_non_null(strstr(w->err.fix, "--distenv-ifname=NAME"));
+
+	w = two_nics_world(DISTENV_CHECK_OFF, "eno1", "enp37s0f0");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "=eno1");
+	assert_int_equal(w->vars.n_warnings, 0);
+	distenv_vars_free(&w->vars);
+
+	/* The user chose: no warning, even under strict. */
+	w = two_nics_world(DISTENV_CHECK_STRICT, "eno1", "enp37s0f0");
+	strcpy(w->req.ifname, "=enp37s0f0");
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "=enp37s0f0");
+	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "enp37s0f0");
+	assert_int_equal(w->vars.n_warnings, 0);
+	distenv_vars_free(&w->vars);
+
+	/* One node: no other node to reach. */
+	w = two_nics_world(DISTENV_CHECK_STRICT, "eno1", "enp37s0f0");
+	w->step.nnodes = 1;
+	w->step.node_id = 0;
+	assert_int_equal(derive(w), 0);
+	assert_int_equal(w->vars.n_warnings, 0);
+	distenv_vars_free(&w->vars);
+}
+
+/* A BGP-unnumbered worker (fx_bgp_node): the step fails on it before
+ * launch, also when the user names lo; lo is never exported. */
+static void routable_address_on_lo_fails_step(void **state)
+{
+	struct world *w;
+
+	(void)state;
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	fx_worker_step(&w->step, 77, 3, "rack1-11", "rack1-10", w->env);
+	fx_bgp_node(&w->fx, "10.9.0.11", 0);
+	assert_int_equal(derive(w), -1);
+	assert_string_equal(w->err.where, "node rack1-11: master host rack1-10");
+	assert_non_null(strstr(w->err.what, "is 10.9.0.11 (the kernel's source "
+					    "address for it), and lo holds it"));
+	assert_null(val(w, "NCCL_SOCKET_IFNAME"));
+
+	w = world_new(DISTENV_MODE_TASKS);
+	fx_worker_step(&w->step, 77, 3, "rack1-11", "rack1-10", w->env);
+	fx_bgp_node(&w->fx, "10.9.0.11", 0);
+	strcpy(w->req.ifname, "=lo");
+	assert_int_equal(derive(w), -1);
+	assert_non_null(strstr(w->err.what, "and lo holds it"));
+
+	/* With the /32 on eth0 as well: eth0, never lo. */
+	w = world_new(DISTENV_MODE_TORCHRUN);
+	fx_worker_step(&w->step, 77, 3, "rack1-11", "rack1-10", w->env);
+	fx_bgp_node(&w->fx, "10.9.0.11", 1);
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "MASTER_ADDR"), "10.9.0.10");
+	assert_string_equal(val(w, "NCCL_SOCKET_IFNAME"), "=eth0");
+	assert_string_equal(val(w, "GLOO_SOCKET_IFNAME"), "eth0");
+	distenv_vars_free(&w->vars);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -808,6 +935,8 @@ int main(void)
 		cmocka_unit_test(loopback_master_fails_step),
 		cmocka_unit_test(user_master_addr_everything_set),
 		cmocka_unit_test(bad_values_are_refused),
+		cmocka_unit_test(shared_subnet_check_modes),
+		cmocka_unit_test(routable_address_on_lo_fails_step),
 	};
 
 	return cmocka_run_group_tests_name("derive", tests, NULL, NULL);

@@ -89,7 +89,9 @@ static void any_interface(void **state)
 	strcpy(ifs[0].name, "lo");
 	ifs[0].up = 1;
 	ifs[0].loopback = 1;
-	ifs[0].ip.family = AF_INET;
+	ifs[0].ip.family = AF_INET; /* 127.0.0.1: loopback by its address */
+	ifs[0].ip.bytes[0] = 127;
+	ifs[0].ip.bytes[3] = 1;
 	strcpy(ifs[1].name, "ens5");
 	ifs[1].up = 0; /* down: not usable */
 	strcpy(ifs[2].name, "ens6");
