@@ -174,9 +174,18 @@ static int pick_iface(const struct distenv_net *net,
 			 "the kernel routes the master address %s through %s",
 			 out->addr, route);
 	} else {
+		/* Stuck only when the holder cannot carry the traffic by its
+		 * addresses (lo, link-local only); one a site or user list
+		 * left out gets that list's own error. */
+		const struct distenv_iface *src =
+			a->route_src.family ? iface_holding(net, &a->route_src)
+					    : NULL;
+
 		if (f && multi_node)
-			note_stuck(net, &a->ip, 1, out);
-		else if (a->route_src.family && multi_node)
+			if (!can_carry(net, f->name, &a->ip, multi_node))
+				note_stuck(net, &a->ip, 1, out);
+		if (!f && src && multi_node &&
+		    !can_carry(net, src->name, &a->ip, multi_node))
 			note_stuck(net, &a->route_src, 0, out);
 		return -1;
 	}

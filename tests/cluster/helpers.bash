@@ -114,3 +114,12 @@ batch() {
 	echo "job $id: $state exit $code" >&2
 	[ "$state" = COMPLETED ] && [ "$code" = 0 ]
 }
+
+# refute CMD...: fails when CMD succeeds (bats ignores a bare `! CMD`
+# except on a test's last line).
+refute() {
+	if "$@"; then
+		echo "unexpected success: $*" >&2
+		return 1
+	fi
+}

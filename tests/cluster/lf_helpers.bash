@@ -50,14 +50,6 @@ test_params() {
 	)
 }
 
-# refute CMD...: fails when CMD succeeds (bats ignores a bare `! CMD`
-# except on a test's last line).
-refute() {
-	if "$@"; then
-		echo "unexpected success: $*" >&2
-		return 1
-	fi
-}
 
 # submit SCRIPT [SBATCH-ARGS...]: job id on stdout; output in SCRIPT.out
 submit() {

@@ -345,6 +345,29 @@ static void routable_address_only_on_lo(void **state)
 	assert_string_equal(c.ifname, "lo");
 }
 
+/* A site list that leaves out the one reaching interface gets the
+ * list's own error, not the loopback one: the interface itself could
+ * carry the traffic. */
+static void site_list_excluding_the_route_is_its_own_error(void **state)
+{
+	struct net_fixture f;
+	struct distenv_master_choice c;
+	struct distenv_error err;
+	struct distenv_ifspec only_eth1;
+	struct distenv_master_prefs prefs = {.ifaces = &only_eth1,
+					     .ifaces_text = "=eth1"};
+
+	(void)state;
+	assert_int_equal(distenv_ifspec_parse("=eth1", "site policy interfaces",
+					      &only_eth1, &err), 0);
+	fx_cluster_node(&f, 2, "n1");
+	fx_addr_src(&f, "10.77.0.1", "eth0", "10.77.0.2");
+	assert_int_equal(distenv_master_choose_prefs(&f.net, &prefs, "n2", 1, 0,
+						     &c, &err), -1);
+	assert_non_null(strstr(err.what, "is left out by the site policy (interfaces: =eth1"));
+	assert_null(strstr(err.what, "holds no usable IPv4 address"));
+}
+
 /* What NCCL and Gloo can use across nodes, told by the addresses. */
 static void usable_interfaces(void **state)
 {
@@ -389,6 +412,7 @@ int main(void)
 		cmocka_unit_test(interfaces_that_reach),
 		cmocka_unit_test(shared_subnet_follows_the_route),
 		cmocka_unit_test(routable_address_only_on_lo),
+		cmocka_unit_test(site_list_excluding_the_route_is_its_own_error),
 		cmocka_unit_test(usable_interfaces),
 	};
 
