@@ -17,7 +17,7 @@ extern char **environ;
 
 int distenv_lf_cmd_options(int argc, char **argv, int need_file,
 			   struct lf_prepare_request *req,
-			   struct lf_prepare_facts *facts, int *print_yaml,
+			   struct lf_prepare_facts *facts, int *output,
 			   struct distenv_error *err)
 {
 	static const struct option longopts[] = {
@@ -31,7 +31,9 @@ int distenv_lf_cmd_options(int argc, char **argv, int need_file,
 		{"offload", required_argument, NULL, 'o'},
 		{"check", required_argument, NULL, 'c'},
 		{"storage-policy", required_argument, NULL, 'P'},
+		{"answer-tokens", required_argument, NULL, 'a'},
 		{"print-yaml", no_argument, NULL, 'y'},
+		{"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0}};
 	int c;
 
@@ -89,9 +91,24 @@ int distenv_lf_cmd_options(int argc, char **argv, int need_file,
 		case 'P':
 			req->storage_policy = optarg;
 			break;
+		case 'a':
+			if (distenv_parse_u32(optarg, 1048576,
+					      &req->answer_tokens) ||
+			    !req->answer_tokens)
+				rc = distenv_error_set(err, "--answer-tokens",
+						       "give the longest "
+						       "answer in tokens, "
+						       "1 to 1048576",
+						       "'%s' is not a token "
+						       "count", optarg);
+			break;
 		case 'y':
-			if (print_yaml)
-				*print_yaml = 1;
+			if (output)
+				*output |= DISTENV_PLAN_YAML;
+			break;
+		case 'j':
+			if (output)
+				*output |= DISTENV_PLAN_JSON;
 			break;
 		default:
 			return distenv_error_set(err, argv[optind - 1],
@@ -165,7 +182,7 @@ int distenv_cmd_plan(int argc, char **argv)
 	struct lf_prepare_result res;
 	struct distenv_error err;
 	const struct lf_decision *dec = &res.dec;
-	int print_yaml = 0, rc, i;
+	int output = 0, rc, i;
 
 	memset(&req, 0, sizeof(req));
 	memset(&facts, 0, sizeof(facts));
@@ -175,8 +192,11 @@ int distenv_cmd_plan(int argc, char **argv)
 					       "FORCE_TORCHRUN");
 	facts.alloc_conf = distenv_env_get((const char *const *)environ,
 					   "PYTORCH_CUDA_ALLOC_CONF");
+	/* whether LLaMA-Factory's launcher sets expandable segments */
+	facts.optim_torch = distenv_env_get((const char *const *)environ,
+					    "OPTIM_TORCH");
 	distenv_error_clear(&err);
-	if (distenv_lf_cmd_options(argc, argv, 1, &req, &facts, &print_yaml,
+	if (distenv_lf_cmd_options(argc, argv, 1, &req, &facts, &output,
 				   &err)) {
 		distenv_cmd_fail(&err);
 		return 2;
@@ -187,6 +207,12 @@ int distenv_cmd_plan(int argc, char **argv)
 		distenv_lf_print_msgs(stderr, dec);
 		lf_prepare_result_free(&res);
 		return distenv_cmd_fail(&err);
+	}
+	if (output & DISTENV_PLAN_JSON) {
+		distenv_plan_print_json(stdout, dec);
+		distenv_lf_print_msgs(stderr, dec);
+		lf_prepare_result_free(&res);
+		return rc ? 1 : 0;
 	}
 	printf("resolved settings for %s (%u node%s x %u GPU%s, node %u)%s%s\n",
 	       req.config, facts.nnodes, facts.nnodes == 1 ? "" : "s",
@@ -209,7 +235,8 @@ int distenv_cmd_plan(int argc, char **argv)
 		printf("memory plan: no model size (model_name_or_path is not "
 		       "a local directory with config.json; give "
 		       "--model-params 70B)\n");
-	if (print_yaml && res.yaml_text)
+	distenv_plan_print_fit(stdout, dec);
+	if ((output & DISTENV_PLAN_YAML) && res.yaml_text)
 		printf("--- resolved YAML\n%s", res.yaml_text);
 	distenv_lf_print_msgs(stderr, dec);
 	lf_prepare_result_free(&res);

@@ -36,12 +36,20 @@ int distenv_cmd_prepare(int argc, char **argv);
 struct lf_prepare_request;
 struct lf_prepare_facts;
 struct lf_decision;
+/* Output of distenv plan (bits of *output) */
+#define DISTENV_PLAN_YAML 1 /* --print-yaml */
+#define DISTENV_PLAN_JSON 2 /* --json */
 /* Their shared options (--nodes, --gpus-per-node, --gpu-mem, ...);
- * need_file: one positional training YAML. */
+ * need_file: one positional training YAML; output: NULL to accept and
+ * ignore --print-yaml and --json. */
 int distenv_lf_cmd_options(int argc, char **argv, int need_file,
 			   struct lf_prepare_request *req,
-			   struct lf_prepare_facts *facts, int *print_yaml,
+			   struct lf_prepare_facts *facts, int *output,
 			   struct distenv_error *err);
+/* distenv plan's longest-prompt section, as text or as one JSON object
+ * (cmd_plan_print.c); nodes and GPUs as planned. */
+void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec);
+void distenv_plan_print_json(FILE *out, const struct lf_decision *dec);
 /* Print the warnings and errors of a preparation, one per line. */
 void distenv_lf_print_msgs(FILE *out, const struct lf_decision *dec);
 

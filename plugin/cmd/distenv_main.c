@@ -19,7 +19,7 @@ static const struct distenv_command commands[] = {
 	 distenv_cmd_topo},
 	{"check-config", "check-config FILE [--partition NAME] [--trust-owner] | check-config [--slurm-conf PATH]",
 	 distenv_cmd_check_config},
-	{"plan", "plan FILE --nodes N --gpus-per-node G [--gpu-mem 80G] [--host-mem 1T] [--model-params 70B] [--offload none|cpu|auto] [--save-on-each-node auto|yes|no] [--check warn|strict|off] [--print-yaml]",
+	{"plan", "plan FILE --nodes N --gpus-per-node G [--gpu-mem 80G] [--host-mem 1T] [--model-params 70B] [--answer-tokens N] [--offload none|cpu|auto] [--save-on-each-node auto|yes|no] [--check warn|strict|off] [--print-yaml] [--json]",
 	 distenv_cmd_plan},
 	{"prepare", "prepare --lf-config FILE [plan options]  (inside srun: prints exports)",
 	 distenv_cmd_prepare},

@@ -155,8 +155,12 @@ struct user_keys {
 	const char *resume, *model_path;
 	int soen, soen_found, overwrite, overwrite_found, do_train,
 	    do_train_found;
-	long long cutoff_len, lora_rank;
-	int cutoff_found, lora_rank_found;
+	long long cutoff_len, lora_rank, batch;
+	int cutoff_found, lora_rank_found, batch_found;
+	/* activation switches (LLaMA-Factory hparams/model_args.py) */
+	int no_gc, no_gc_found, liger, liger_found, unsloth_gc,
+	    unsloth_gc_found;
+	const char *flash_attn;
 };
 
 static int read_user_keys(struct lf_doc *doc, struct user_keys *u,
@@ -182,7 +186,16 @@ static int read_user_keys(struct lf_doc *doc, struct user_keys *u,
 	    lf_get_int(doc, root, "cutoff_len", &u->cutoff_len,
 		       &u->cutoff_found, err) ||
 	    lf_get_int(doc, root, "lora_rank", &u->lora_rank,
-		       &u->lora_rank_found, err))
+		       &u->lora_rank_found, err) ||
+	    lf_get_int(doc, root, "per_device_train_batch_size", &u->batch,
+		       &u->batch_found, err) ||
+	    lf_get_bool(doc, root, "disable_gradient_checkpointing",
+			&u->no_gc, &u->no_gc_found, err) ||
+	    lf_get_bool(doc, root, "enable_liger_kernel", &u->liger,
+			&u->liger_found, err) ||
+	    lf_get_bool(doc, root, "use_unsloth_gc", &u->unsloth_gc,
+			&u->unsloth_gc_found, err) ||
+	    lf_get_str(doc, root, "flash_attn", &u->flash_attn, &found, err))
 		return -1;
 	/* resume_from_checkpoint: a path (transformers also takes true,
 	 * "the last checkpoint in output_dir"). */
@@ -207,7 +220,23 @@ struct ds_facts {
 	long long stage;
 	int stage_found, gather16, param_cpu, optim_cpu, param_found,
 	    optim_found;
+	/* ZeRO-3 buffer sizes in elements, 0 when absent or "auto" */
+	long long max_live, prefetch, reduce;
 };
+
+/* A size key of zero_optimization: a number, or "auto" (transformers
+ * fills it, integrations/deepspeed.py), read as 0. */
+static int ds_size(struct lf_doc *ds, yaml_node_t *zero, const char *key,
+		   long long *out, struct distenv_error *err)
+{
+	yaml_node_t *v = lf_map_get(ds, zero, key, NULL);
+	int found = 0;
+
+	*out = 0;
+	if (v && lf_scalar(v) && !strcmp(lf_scalar(v), "auto"))
+		return 0;
+	return lf_get_int(ds, zero, key, out, &found, err);
+}
 
 static int offload_device(struct lf_doc *ds, yaml_node_t *zero,
 			  const char *key, int *cpu, int *found,
@@ -265,7 +294,12 @@ static int read_ds(struct lf_doc *ds, struct ds_facts *f,
 				&f->gather16, &found, err))
 			return -1;
 	}
-	if (offload_device(ds, zero, "offload_param", &f->param_cpu,
+	if (ds_size(ds, zero, "stage3_max_live_parameters", &f->max_live,
+		    err) ||
+	    ds_size(ds, zero, "stage3_prefetch_bucket_size", &f->prefetch,
+		    err) ||
+	    ds_size(ds, zero, "reduce_bucket_size", &f->reduce, err) ||
+	    offload_device(ds, zero, "offload_param", &f->param_cpu,
 			   &f->param_found, err) ||
 	    offload_device(ds, zero, "offload_optimizer", &f->optim_cpu,
 			   &f->optim_found, err))
@@ -484,6 +518,104 @@ static void check_memory(const struct lf_inputs *in, struct lf_decision *dec)
 		    "killer (exit -9)",
 		    lf_gib(p->host_node0_save), lf_gib(p->host_steady),
 		    lf_gib(p->host_gather), lf_gib(in->host_mem));
+}
+
+/* Whether the training processes run with expandable segments: the
+ * value distenv exports or the user's, else LLaMA-Factory 0.9.3-0.9.5's
+ * launcher sets expandable_segments:True unless OPTIM_TORCH is off
+ * (launcher.py; keep_alloc_conf above). */
+static int expandable_in_effect(const struct lf_inputs *in,
+				const struct lf_decision *dec)
+{
+	const char *conf = dec->alloc_conf_set ? dec->alloc_conf :
+			   in->alloc_conf;
+
+	if (conf && strstr(conf, "expandable_segments:True"))
+		return 1;
+	if (dec->optim_torch_off)
+		return 0;
+	return !in->optim_torch || truthy(in->optim_torch);
+}
+
+/* The longest prompt (lf_seqfit.h), for DPO: the stage whose step the
+ * activation model follows (LLaMA-Factory train/dpo/trainer.py). */
+static void plan_fit(const struct lf_inputs *in, const struct user_keys *u,
+		     const struct ds_facts *f, struct lf_decision *dec)
+{
+	struct lf_fit_input *x = &dec->fit_in;
+	const char *loss = NULL;
+	int found = 0;
+
+	if (!dec->have_plan || !in->model || in->gpu_mem <= 0 ||
+	    dec->zero_stage != 3 || !u->stage || strcmp(u->stage, "dpo"))
+		return;
+	memset(x, 0, sizeof(*x));
+	x->mem = dec->mem_in;
+	x->act.model = in->model;
+	/* transformers' TrainingArguments default: 8 */
+	x->act.batch = u->batch_found && u->batch > 0 ? (uint32_t)u->batch : 8;
+	x->act.pairwise = 1;
+	/* orpo and simpo need no reference model (use_ref_model) */
+	lf_get_str(in->yaml, lf_doc_root(in->yaml), "pref_loss", &loss,
+		   &found, NULL);
+	x->act.reference = dec->mem_in.reference_model &&
+			   !(loss && (!strcmp(loss, "orpo") ||
+				      !strcmp(loss, "simpo")));
+	x->mem.reference_model = x->act.reference;
+	x->act.grad_ckpt = !(u->no_gc_found && u->no_gc);
+	x->act.liger = u->liger_found && u->liger;
+	x->act.unsloth_gc = u->unsloth_gc_found && u->unsloth_gc;
+	x->act.attn = !u->flash_attn ? LF_ATTN_SDPA :
+		      !strcmp(u->flash_attn, "disabled") ? LF_ATTN_EAGER :
+		      !strncmp(u->flash_attn, "fa", 2) ? LF_ATTN_FA2 :
+							 LF_ATTN_SDPA;
+	x->max_live = (double)f->max_live;
+	x->prefetch_bucket = (double)f->prefetch;
+	x->reduce_bucket = (double)f->reduce;
+	x->expandable = expandable_in_effect(in, dec);
+	x->answer_tokens = in->answer_tokens;
+	x->cutoff_len = u->cutoff_found && u->cutoff_len > 0 ?
+				(uint32_t)u->cutoff_len : 0;
+	lf_fit_plan(x, &dec->fit);
+	dec->have_fit = 1;
+}
+
+/* cutoff_len beyond the longest row that fits; host memory at save
+ * with unsloth's pinned blocks. */
+static void check_fit(const struct lf_inputs *in, const struct user_keys *u,
+		      struct lf_decision *dec)
+{
+	const struct lf_fit *x = &dec->fit;
+	char where[LF_DOC_NAME_MAX + 32];
+
+	if (!dec->have_fit)
+		return;
+	if (x->breakdown_seq > x->max_seq && u->cutoff_found) {
+		where_of(in->yaml, lf_doc_root(in->yaml), "cutoff_len", where,
+			 sizeof(where));
+		msg(dec, in, LF_WARN, where,
+		    x->best_switch >= 0 ?
+			    "lower cutoff_len, or see distenv plan for the "
+			    "switch that buys the most" :
+			    "lower cutoff_len, or add nodes",
+		    "cutoff_len %lld: a DPO step of that length needs %.1f "
+		    "GiB per GPU; the longest row that fits is %u tokens "
+		    "(band %u-%u with fragmentation), a prompt of %u with "
+		    "%u-token answers", u->cutoff_len, lf_gib(x->gpu_total),
+		    x->max_seq, x->max_seq_lo, x->max_seq_hi, x->max_prompt,
+		    x->answer_tokens);
+	}
+	if (in->node_id == 0 && in->host_mem > 0 && x->host_unsloth > 0 &&
+	    x->host_at_save_cached > in->host_mem)
+		msg(dec, in, LF_WARN, "node 0",
+		    "ask for more memory (--mem), cap the answers and prompts "
+		    "(cutoff_len), or turn use_unsloth_gc off",
+		    "host memory at checkpoint time with use_unsloth_gc: "
+		    "%.1f GiB needed (%.1f up to %.1f pinned for the layer "
+		    "inputs of %.0f-token rows), the job has %.1f GiB on the "
+		    "node", lf_gib(x->host_at_save_cached),
+		    lf_gib(x->host_unsloth), lf_gib(x->host_unsloth_cached),
+		    x->breakdown_seq, lf_gib(in->host_mem));
 }
 
 static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
@@ -740,7 +872,9 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 
 	check_resume(in, &u, dec);
 	plan_memory(in, &u, dec, optim_cpu, param_cpu);
+	plan_fit(in, &u, &f, dec);
 	if (dec->zero_stage == 3)
 		check_memory(in, dec);
+	check_fit(in, &u, dec);
 	return 0;
 }

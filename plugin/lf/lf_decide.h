@@ -16,6 +16,7 @@
 #include "lf_memplan.h"
 #include "lf_model.h"
 #include "lf_resume.h"
+#include "lf_seqfit.h"
 
 /* --distenv-save-on-each-node */
 enum lf_soen { LF_SOEN_AUTO = 0, LF_SOEN_YES, LF_SOEN_NO };
@@ -76,6 +77,8 @@ struct lf_inputs {
 				       * out_fs says it */
 	double gpu_mem;               /* bytes per GPU, 0 unknown */
 	double host_mem;              /* bytes per node, 0 unknown */
+	uint32_t answer_tokens;       /* --answer-tokens, 0: the default
+				       * (lf_seqfit.h) */
 	const struct lf_listing *out_ls;  /* output_dir, relative; or NULL */
 	const struct lf_listing *ckpt_ls; /* explicit resume: listing of its
 					   * parent directory; or NULL */
@@ -115,6 +118,11 @@ struct lf_decision {
 	int have_plan;
 	struct lf_mem_input mem_in;
 	struct lf_mem_plan mem;
+	/* the longest row and prompt that fit (lf_seqfit.h): needs the
+	 * model's config.json and the GPU's memory */
+	int have_fit;
+	struct lf_fit_input fit_in;
+	struct lf_fit fit;
 	char changes[LF_CHANGE_MAX][400]; /* header lines: what and why */
 	size_t nchanges;
 	struct lf_msgs msgs;

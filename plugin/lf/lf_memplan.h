@@ -22,7 +22,8 @@
  * - the 16-bit gather at save time with
  *   stage3_gather_16bit_weights_on_model_save: 2 bytes x all parameters
  *   of the policy on node 0's host (docs/contracts.md 2).
- * Activations are not estimated (they depend on cutoff_len and batch).
+ * Activations are not estimated here: lf_actmem.h counts them and
+ * lf_seqfit.h adds them to this plan (docs/memory.md).
  */
 #ifndef DISTENV_LF_MEMPLAN_H
 #define DISTENV_LF_MEMPLAN_H

@@ -36,6 +36,7 @@ struct lf_prepare_request {
 	uint64_t model_params;      /* --distenv-model-params, 0 none */
 	uint64_t gpu_mem;           /* --distenv-gpu-mem, bytes, 0 unknown */
 	uint64_t host_mem;          /* bytes per node; 0: from the facts */
+	uint32_t answer_tokens;     /* --answer-tokens, 0: the default */
 	const char *storage_policy; /* site: "shared:/gpfs,local:/scratch" */
 	int resume;                 /* enum lf_resume_mode (lf_ckpt.h) */
 	const char *resume_path;    /* LF_RESUME_PATH: the checkpoint */

@@ -281,3 +281,76 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 2 --host-mem 4T
 	[[ "${lines[0]}" == *"(2 nodes x 1 GPU, node 0); assumed --gpus-per-node 1 (not given"* ]]
 }
+
+@test "plan prints the longest DPO prompt of Qwen2-72B on 8x8 GPUs of 80G, per term and per switch" {
+	unset OPTIM_TORCH
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 2T
+	[ "$status" -eq 0 ]
+	# LLaMA-Factory 0.9.5's launcher turns expandable segments on
+	[[ "$output" == *"prompt up to 4886 tokens with 1024-token answers (band 4692-5080: fragmentation, expandable_segments on); row (cutoff_len) up to 5910"* ]]
+	[[ "$output" == *"step: 1 example(s) x 2 rows, reference model yes, gradient checkpointing on, liger off, unsloth_gc off, attention sdpa"* ]]
+	# at the YAML's cutoff_len 2048: 2 x 2048 tokens x 152064 x 20 bytes
+	[[ "$output" == *"logits            11.6 GiB"* ]]
+	[[ "$output" == *"buys the most: offload"* ]]
+	[[ "$output" != *"cutoff_len 2048"* ]]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 2T --answer-tokens 2048
+	[[ "$output" == *"prompt up to 3862 tokens with 2048-token answers"* ]]
+	# without expandable segments the band widens
+	OPTIM_TORCH=0 run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 \
+		--gpus-per-node 8 --gpu-mem 80G --host-mem 2T
+	[[ "$output" == *"prompt up to 3965 tokens with 1024-token answers (band 3237-4692: fragmentation, expandable_segments off)"* ]]
+}
+
+@test "a cutoff_len longer than the longest row that fits is a warning, an error under strict" {
+	unset OPTIM_TORCH
+	sed -i 's/^cutoff_len: 2048/cutoff_len: 9216/' "$W/dpo.yaml"
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 2T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"distenv: warning: $W/dpo.yaml:20:1: cutoff_len 9216: a DPO step of that length needs 104.9 GiB per GPU; the longest row that fits is 5910 tokens"* ]]
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 2T --check strict
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"distenv: error: $W/dpo.yaml:20:1: cutoff_len 9216"* ]]
+	# with offload a row of 8192 fits (up to 8473)
+	sed -i 's/^cutoff_len: 9216/cutoff_len: 8192/' "$W/dpo.yaml"
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 2T --offload cpu --check strict
+	[ "$status" -eq 0 ]
+}
+
+@test "plan --json prints one object with the longest prompt, the terms and host memory at save" {
+	unset OPTIM_TORCH
+	run --separate-stderr "$DISTENV" plan "$W/dpo.yaml" --nodes 8 \
+		--gpus-per-node 8 --gpu-mem 80G --host-mem 2T --json
+	[ "$status" -eq 0 ]
+	python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])
+assert o["max_prompt_tokens"] == 4886, o
+assert o["max_prompt_tokens_band"] == [4692, 5080]
+assert o["gpu_bytes_per_term"]["logits"] == 20 * 2 * 2048 * 152064
+assert o["gpu_bytes_per_term"]["ckpt_inputs"] == 2 * 8192 * 80 * 2 * 2048
+assert o["host_bytes_at_save"] > 2 * 72.7e9
+assert o["best_switch"] == "offload"
+assert o["switch_max_prompt_tokens"]["expandable_segments"] is None
+' "$output"
+	# no model shape: null, and still one object
+	run --separate-stderr "$DISTENV" plan "$W/dpo.yaml" --nodes 8 \
+		--gpus-per-node 8 --json
+	python3 -c 'import json, sys; assert json.loads(sys.argv[1])["max_prompt_tokens"] is None' "$output"
+	run "$DISTENV" plan "$W/dpo.yaml" --answer-tokens 0
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--answer-tokens: '0' is not a token count"* ]]
+}
+
+@test "distenv(1) lists every option of plan" {
+	local man="$BATS_TEST_DIRNAME/../../contrib/man/distenv.1" n=0 o
+	for o in $(grep -o '{"[a-z-]*", [a-z_]*_argument' "$BATS_TEST_DIRNAME/../../plugin/cmd/cmd_plan.c" | cut -d'"' -f2); do
+		grep -qF -- "\\-\\-${o//-/\\-}" "$man" || { echo "missing: --$o"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge 13 ]
+}

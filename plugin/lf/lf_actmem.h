@@ -1,0 +1,97 @@
+/*
+ * lf_actmem.h: GPU memory of the activations of one LLaMA-Factory
+ * training step of a Llama/Qwen2-style decoder, and the host memory
+ * unsloth's gradient checkpointing moves them to. Pure: a model shape and
+ * switches in, bytes out. docs/memory.md derives every term.
+ *
+ * Sources of the rules:
+ * - per-layer activations: Korthikanti et al. 2022, "Reducing Activation
+ *   Recomputation in Large Transformer Models" (arXiv 2205.05198),
+ *   section 4.1: sbh(34 + 5as/h) bytes per layer for 16-bit activations
+ *   of a GPT layer (lf_korthikanti_layer_bytes). lf_act_layer_bytes
+ *   counts the same way for the layer transformers builds
+ *   (models/qwen2/modeling_qwen2.py, 5.6.0): RMSNorm instead of
+ *   LayerNorm, a gated MLP of width intermediate_size, grouped-query
+ *   attention, no dropout;
+ * - DPO's logits: LLaMA-Factory 0.9.5 train/dpo/trainer.py
+ *   (concatenated_forward casts the logits to fp32; get_batch_loss_metrics
+ *   runs the reference forward while the policy's logits are held) and
+ *   train/trainer_utils.py get_batch_logps (log_softmax over the whole
+ *   vocabulary for every token, prompt included);
+ * - Liger: LLaMA-Factory model/model_utils/liger_kernel.py turns the
+ *   fused linear cross-entropy off for every stage but pt and sft
+ *   (require_logits), so for DPO Liger changes RMSNorm and SwiGLU only;
+ * - gradient checkpointing: on unless disable_gradient_checkpointing
+ *   (LLaMA-Factory model/model_utils/checkpointing.py), which keeps each
+ *   layer's input; use_unsloth_gc moves that input to host memory with
+ *   a non-blocking copy, which PyTorch allocates pinned
+ *   (aten/src/ATen/native/TensorConversions.cpp, _to_copy) from its
+ *   caching host allocator, which rounds every block up to a power of
+ *   two and keeps freed blocks (aten/src/ATen/core/CachingHostAllocator.h).
+ */
+#ifndef DISTENV_LF_ACTMEM_H
+#define DISTENV_LF_ACTMEM_H
+
+#include <stdint.h>
+
+#include "lf_model.h"
+
+/* LLaMA-Factory's flash_attn: auto and sdpa select PyTorch's SDPA,
+ * disabled selects eager, fa2/fa3 FlashAttention. */
+enum lf_attn { LF_ATTN_SDPA = 0, LF_ATTN_EAGER, LF_ATTN_FA2 };
+
+struct lf_act_input {
+	const struct lf_model_config *model; /* shape (lf_model_read) */
+	uint32_t batch;   /* per_device_train_batch_size, examples >= 1 */
+	int pairwise;     /* DPO, ORPO, SimPO: chosen + rejected rows */
+	int reference;    /* a reference model's forward in the step */
+	int grad_ckpt;    /* gradient checkpointing on */
+	int liger;        /* enable_liger_kernel */
+	int unsloth_gc;   /* use_unsloth_gc (with grad_ckpt) */
+	enum lf_attn attn;
+};
+
+/* Bytes per GPU at the step's peak for rows of seq tokens each. */
+struct lf_act_terms {
+	double tokens;      /* rows x seq */
+	double ckpt_inputs; /* checkpointed layer inputs kept on the GPU */
+	double layers;      /* without checkpointing: every layer's
+			     * activations */
+	double recompute;   /* one layer recomputed and its backward */
+	double logits;      /* logits at the peak phase */
+	double head;        /* final norm and lm_head input */
+	double attn_mask;   /* the 4D mask of sdpa/eager (padding) */
+	double peak;        /* the largest phase, all of the above in it */
+	int logits_phase;   /* 1: the logits phase is the peak, 0: a layer's
+			     * backward */
+	double host_unsloth;        /* per GPU: pinned blocks in use */
+	double host_unsloth_cached; /* per GPU: the allocator's cache at
+				     * worst (every smaller power-of-two
+				     * class also kept) */
+};
+
+/* Korthikanti et al. 2022, section 4.1, no parallelism: activations of
+ * one GPT layer in bytes, s tokens, b sequences, h hidden, a heads;
+ * flash: the attention's s^2 terms not stored (34sbh). */
+double lf_korthikanti_layer_bytes(double s, double b, double h, double a,
+				  int flash);
+
+/* One decoder layer's stored activations and backward transients in
+ * bytes per token, for rows of seq tokens (eager attention adds
+ * per-token terms that grow with seq). */
+double lf_act_layer_bytes(const struct lf_act_input *in, double seq);
+
+/* Bytes of logits per token x vocabulary entry at the peak: 12 for the
+ * policy alone (fp32 copy, log_softmax's contiguous input and output),
+ * 20 when the reference forward runs while the policy holds 8 (its fp32
+ * logits and the saved log_softmax output). docs/memory.md. */
+double lf_act_logit_bytes(const struct lf_act_input *in);
+
+/* All terms for rows of seq tokens. in->model must be set, batch >= 1. */
+void lf_act_terms(const struct lf_act_input *in, double seq,
+		  struct lf_act_terms *out);
+
+/* The smallest power of two >= x (x >= 1), as the host allocator. */
+double lf_pow2_ceil(double x);
+
+#endif
