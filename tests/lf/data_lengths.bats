@@ -11,6 +11,9 @@ bats_require_minimum_version 1.5.0
 
 VENV=${DISTENV_VENV:-/var/cache/distenv/venv}
 PY=$VENV/bin/python
+# nothing from the network; the datasets cache of the oracle in the
+# test's own directory
+export HF_HUB_OFFLINE=1
 
 setup_file() {
 	[ -x "$PY" ] || return 0
@@ -82,7 +85,8 @@ EOF
 # part of chosen_labels that is IGNORE_INDEX (processor/pairwise.py)
 lf_counts() {
 	# (LLaMA-Factory prints its first example to stdout too)
-	"$PY" - "$1" "$BATS_FILE_TMPDIR/out" <<'EOF' 2>/dev/null | sed -n 's/^PAIR //p'
+	HF_DATASETS_CACHE=$BATS_FILE_TMPDIR/hf \
+		"$PY" - "$1" "$BATS_FILE_TMPDIR/out" <<'EOF' 2>/dev/null | sed -n 's/^PAIR //p'
 import sys, yaml
 from llamafactory.data import get_dataset, get_template_and_fix_tokenizer
 from llamafactory.extras.constants import IGNORE_INDEX
