@@ -33,6 +33,10 @@ setup_file() {
 	"$VENV/bin/python" "$TOP/contrib/lfstack/tiny_model.py" "$TPL/data/dpo_pairs.json" \
 		"$BATS_FILE_TMPDIR/tiny" >&2
 	cluster_up 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"
+	# the templates look for their data check at templates/ under the
+	# submit directory, as in a checkout of this repository
+	mkdir -p "$BATS_FILE_TMPDIR/templates"
+	ln -sf "$TOP/templates/check_data_lengths.py" "$BATS_FILE_TMPDIR/templates/"
 }
 
 teardown_file() {
@@ -220,12 +224,18 @@ PY
 	grep -q 'Detected DeepSpeed ZeRO-3' ref.sbatch.out
 	# every trainer process: the world of 4, the master, and the resolved
 	# copy as its configuration (the template's YAML is not read)
+	# (step 1: the template marks the storage in step 0)
 	for r in 0 1 2 3; do
 		grep -qE "^probe: rank $r node=n[12] WORLD_SIZE=4$" ref.sbatch.out
 		grep -qE "^probe: rank $r node=n[12] MASTER_ADDR=$MASTER$" ref.sbatch.out
-		grep -qE "^probe: rank $r node=n[12] argv=$LOCAL/distenv-0-$id\\.0-[01]/lf_config.yaml$" ref.sbatch.out
+		grep -qE "^probe: rank $r node=n[12] argv=$LOCAL/distenv-0-$id\\.1-[01]/lf_config.yaml$" ref.sbatch.out
 	done
 	refute grep -q "argv=.*ref.yaml" ref.sbatch.out
+	# the data check ran in the job's Python before training, with the
+	# model's tokenizer: all 16 sample pairs fit cutoff_len
+	grep -qE "^check_data_lengths: .*ref.yaml: 16 pairs, tokens as LLaMA-Factory 0.9.5 encodes them \(template qwen" ref.sbatch.out
+	grep -qx 'check_data_lengths: all 16 pairs fit' ref.sbatch.out
+	[ "$(grep -n 'all 16 pairs fit' ref.sbatch.out | cut -d: -f1)" -lt "$(grep -n 'Initializing 2 distributed tasks' ref.sbatch.out | head -n 1 | cut -d: -f1)" ]
 	trainer_log n1 "$LOCAL/ref" >ref.losses
 	cat ref.losses
 	[ "$(wc -l <ref.losses)" -eq 8 ]
@@ -341,7 +351,7 @@ EOF
 		[ "$state" = FAILED ]
 		refute grep -q 'Initializing 2 distributed tasks' off.sbatch.out
 		# n2's task_init failed the step (slurmd's log on n2)
-		grep -qF "[$id.0] error: spank: required plugin distenv.so: task_init() failed" \
+		grep -qF "[$id.1] error: spank: required plugin distenv.so: task_init() failed" \
 			"$DISTENV_CLUSTER_DIR/log/slurmd-n2.log"
 		grep -q '^distenv: error: ' off.sbatch.out && break
 		echo "# attempt $attempt: the step's error message did not reach the output" >&3
@@ -425,11 +435,11 @@ EOF
 	grep -qE '^distenv: n1:   FORCE_TORCHRUN=y  \[kept\]' lora.sbatch.out
 	grep -q 'Initializing 2 distributed tasks at: ' lora.sbatch.out
 	for r in 0 1 2 3; do
-		grep -qE "^probe: rank $r node=n[12] argv=/tmp/distenv-0-$id\\.0-[01]/lf_config.yaml$" lora.sbatch.out
+		grep -qE "^probe: rank $r node=n[12] argv=/tmp/distenv-0-$id\\.1-[01]/lf_config.yaml$" lora.sbatch.out
 	done
 	# the step's copies went with it (spank_exit.c); a step with the same
 	# TMPDIR shows the copy's header
-	[ ! -e "/tmp/distenv-0-$id.0-0" ] && [ ! -e "/tmp/distenv-0-$id.0-1" ]
+	[ ! -e "/tmp/distenv-0-$id.1-0" ] && [ ! -e "/tmp/distenv-0-$id.1-1" ]
 	# shellcheck disable=SC2016 # expanded by the task
 	TMPDIR="$LOCAL/tmp dir" srun -N1 -w n1 --distenv --distenv-lf-config="$BATS_FILE_TMPDIR/lora.yaml" \
 		bash -c 'cat "$DISTENV_LF_CONFIG"' >resolved.yaml
@@ -517,10 +527,31 @@ EOF
 	cat el.sbatch.out
 	trained "$state" el.sbatch.out
 	for r in 0 1 2 3; do
-		grep -qE "^probe: rank $r node=n[12] TORCHELASTIC_RUN_ID=$id\\.0\\.0$" el.sbatch.out
+		grep -qE "^probe: rank $r node=n[12] TORCHELASTIC_RUN_ID=$id\\.1\\.0$" el.sbatch.out
 	done
 	trainer_log n1 "$LOCAL/el" >el.losses
 	cat el.losses
 	[ "$(wc -l <el.losses)" -eq 8 ]
 	falls el.losses
+}
+
+@test "real 0.9.5, the templates' data check: a pair longer than cutoff_len is listed with its token counts; DPO_DATA_CHECK=strict stops the job before any step, the default trains anyway" {
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" dc.yaml "output_dir=$LOCAL/dc" cutoff_len=100 max_steps=1
+	real_template dpo_full_zero3.sbatch dc.sbatch "$BATS_FILE_TMPDIR/dc.yaml"
+	id=$(DPO_DATA_CHECK=strict submit dc.sbatch)
+	state=$(wait_job "$id")
+	cat dc.sbatch.out
+	[ "$state" = FAILED ]
+	grep -qx 'check_data_lengths: 7 of 16 pairs are over cutoff_len 100:' dc.sbatch.out
+	grep -qF 'dpo_pairs.json:74): prompt 86, chosen 18, rejected 8: prompt+answer 104 > cutoff_len 100: LLaMA-Factory keeps prompt 82 + answer 18' dc.sbatch.out
+	grep -qF 'dpo: the data check did not pass (exit 3, see above) and DPO_DATA_CHECK=strict: not training' dc.sbatch.out
+	refute grep -q 'Initializing 2 distributed tasks' dc.sbatch.out
+	# no step ran: not even the storage marks
+	refute grep -q 'storage mark of job' dc.sbatch.out
+	rm -f dc.sbatch.out
+	id=$(submit dc.sbatch)
+	state=$(wait_job "$id")
+	cat dc.sbatch.out
+	grep -q 'Initializing 2 distributed tasks' dc.sbatch.out
+	grep -qF 'dpo: warning: the data check did not pass (exit 3, see above); training anyway. DPO_DATA_CHECK=strict stops the job instead.' dc.sbatch.out
 }
