@@ -980,6 +980,21 @@ static int emit_elastic(struct derivation *d)
 		 "the workers as MASTER_ADDR, else its host name's (loopback "
 		 "on Debian's /etc/hosts)", d->master.ifname))
 		return -1;
+	/* Workers restart after a failure (MAX_RESTARTS) or when nodes
+	 * come and go (MIN < MAX). Since torch 2.5 (pytorch/pytorch PR
+	 * 128096) torchrun shares its rendezvous TCPStore with the workers,
+	 * with keys that do not change per attempt, so restarted workers
+	 * read the failed attempt's addresses and the restart hangs
+	 * (pytorch/pytorch issue 135712; measured with torch 2.13 in
+	 * tests/cluster/llamafactory.bats). Not sharing it gives each
+	 * attempt a store of its own on rank 0. */
+	if ((r->max_restarts || lo < hi) &&
+	    emit(d, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1",
+		 "workers may restart (MAX_RESTARTS=%u, nodes %u:%u): with "
+		 "the rendezvous store shared (torch >= 2.5), restarted "
+		 "workers read the failed attempt's keys and hang (pytorch "
+		 "issue 135712)", r->max_restarts, lo, hi))
+		return -1;
 	return 0;
 }
 

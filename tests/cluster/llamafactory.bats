@@ -507,6 +507,53 @@ EOF
 	[ "$(grep -cE '^ELASTIC attempt 0 rank [0-3]/4 .* result=10 OK$' <<<"$output")" -eq 4 ]
 }
 
+@test "elastic mode, --distenv-max-restarts=1: a worker killed mid-run makes every agent restart its workers, and the second attempt reduces on every rank; with the rendezvous store shared (TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0 exported) the restart hangs" {
+	# shellcheck disable=SC2016 # expanded by the task
+	launch='echo "$(hostname) share=$TORCH_DISABLE_SHARE_RDZV_TCP_STORE max=$PET_MAX_RESTARTS"; exec torchrun "$1"'
+	run timeout 120 env ELASTIC_KILL_RANK=3 ELASTIC_STEPS=20 \
+		srun -N2 --ntasks-per-node=1 --distenv=elastic --distenv-nproc=2 --distenv-max-restarts=1 --distenv-show \
+		bash -c "$launch" sh "$TOP/tests/cluster/elastic_worker.py"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx 'n1 share=1 max=1' <<<"$output"
+	grep -qF 'distenv: n2:   TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1  [set] workers may restart (MAX_RESTARTS=1, nodes 2:2)' <<<"$output"
+	# rank 3 died on attempt 0 (SIGKILL), and both nodes restarted
+	grep -qE 'failed \(exitcode: -9\) local_rank: 1' <<<"$output"
+	[ "$(grep -cE '^ELASTIC attempt 1 rank [0-3]/4 node=n[12] group_rank [01] result=10 OK$' <<<"$output")" -eq 4 ]
+	refute grep -q '^ELASTIC attempt 0 ' <<<"$output"
+	# the trap: the shared store (torch's default, kept as the user set
+	# it) gives the restarted workers the dead attempt's addresses
+	run timeout 60 env ELASTIC_KILL_RANK=3 ELASTIC_STEPS=20 TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0 \
+		srun -N2 --ntasks-per-node=1 --distenv=elastic --distenv-nproc=2 --distenv-max-restarts=1 \
+		bash -c "$launch" sh "$TOP/tests/cluster/elastic_worker.py"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	grep -qx 'n1 share=0 max=1' <<<"$output"
+	grep -qE 'Connection refused' <<<"$output"
+	refute grep -qE '^ELASTIC attempt 1 .* OK$' <<<"$output"
+	nodes_idle
+}
+
+@test "elastic mode: a requeued job's steps get a new RDZV_ID (job.step.start), so no agent joins the first start's round" {
+	cat >rq.sbatch <<-'EOF'
+	#!/bin/bash
+	#SBATCH -N2 --ntasks-per-node=1 --distenv=elastic --requeue --open-mode=append
+	srun bash -c 'echo "START ${SLURM_RESTART_COUNT:-0} $(hostname) RDZV_ID=$RDZV_ID PET_RDZV_ID=$PET_RDZV_ID"'
+	[ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] || sleep 300
+	EOF
+	id=$(sbatch --parsable -o rq.out -e rq.out rq.sbatch)
+	wait_line rq.out '^START 0 n2 ' "$id"
+	scontrol requeue "$id"
+	wait_requeued "$id"
+	state=$(wait_job "$id")
+	cat rq.out
+	[ "$state" = COMPLETED ]
+	grep -qx "START 0 n1 RDZV_ID=$id.0.0 PET_RDZV_ID=$id.0.0" rq.out
+	grep -qx "START 0 n2 RDZV_ID=$id.0.0 PET_RDZV_ID=$id.0.0" rq.out
+	grep -qx "START 1 n1 RDZV_ID=$id.0.1 PET_RDZV_ID=$id.0.1" rq.out
+	grep -qx "START 1 n2 RDZV_ID=$id.0.1 PET_RDZV_ID=$id.0.1" rq.out
+}
+
 @test "elastic mode: a node range the step is outside of fails the step with the fix; a malformed one fails srun at once" {
 	run timeout 60 srun -N2 --distenv=elastic --distenv-nodes=3:4 true
 	echo "$output"

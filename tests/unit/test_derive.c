@@ -165,6 +165,8 @@ static void elastic_two_nodes(void **state)
 	assert_string_equal(val(w, "PET_RDZV_CONF"), "is_host=0");
 	assert_string_equal(val(w, "PET_LOCAL_ADDR"), "10.77.0.2");
 	assert_null(val(w, "PET_NODE_RANK")); /* c10d hands out node ranks */
+	/* no restarts, a fixed node count: the shared store is fine */
+	assert_null(val(w, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"));
 	distenv_vars_free(&w->vars);
 
 	/* a requeued start, a node range and restarts */
@@ -180,6 +182,20 @@ static void elastic_two_nodes(void **state)
 	assert_string_equal(val(w, "PET_MAX_RESTARTS"), "3");
 	assert_string_equal(distenv_vars_find(&w->vars, "MAX_RESTARTS")->reason,
 			    "--distenv-max-restarts");
+	/* workers may restart: each attempt gets a store of its own */
+	assert_string_equal(val(w, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"), "1");
+	assert_non_null(strstr(distenv_vars_find(&w->vars, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE")->reason,
+			       "MAX_RESTARTS=3, nodes 1:4"));
+	distenv_vars_free(&w->vars);
+
+	/* the user's value is kept */
+	w = world_new(DISTENV_MODE_ELASTIC);
+	env_add(w, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0");
+	w->req.max_restarts = 1;
+	assert_int_equal(derive(w), 0);
+	assert_string_equal(val(w, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"), "0");
+	assert_int_equal(distenv_vars_find(&w->vars, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE")->action,
+			 DISTENV_ACTION_KEPT);
 	distenv_vars_free(&w->vars);
 
 	/* a range the step's 2 nodes are outside of: refused */
