@@ -41,8 +41,7 @@ int distenv_cmd_prepare(int argc, char **argv)
 	struct distenv_error err;
 	uint32_t mem = 0;
 	int rc, i, cfg = -1;
-	const char *node;
-	char partner[256];
+	char partner[256], resume_path[DISTENV_LF_PATH_MAX];
 
 	memset(&req, 0, sizeof(req));
 	memset(&facts, 0, sizeof(facts));
@@ -73,24 +72,15 @@ int distenv_cmd_prepare(int argc, char **argv)
 		return 2;
 	}
 	req.config = req.config ? req.config : "";
-	facts.force_torchrun = distenv_env_get(envp, "FORCE_TORCHRUN");
-	facts.alloc_conf = distenv_env_get(envp, "PYTORCH_CUDA_ALLOC_CONF");
-	facts.optim_torch = distenv_env_get(envp, "OPTIM_TORCH");
+	/* the same as the plugin takes them (lf_prepare.h) */
+	lf_prepare_facts_env(envp, &facts, partner, sizeof(partner));
+	if (lf_prepare_resume_env(envp, &req, resume_path, sizeof(resume_path),
+				  &err))
+		return distenv_cmd_fail(&err);
 	/* SLURM_MEM_PER_NODE (MB): what --mem gave the job on each node. */
 	if (distenv_env_u32(envp, "SLURM_MEM_PER_NODE", 0, &mem, NULL) == 1)
 		facts.alloc_mem_mb = mem;
 	facts.node_ram = lf_sys_node_ram();
-	facts.tmpdir = distenv_env_get(envp, "TMPDIR");
-	/* as the plugin does (spank_lf.c): the start of a requeued job,
-	 * and the names the storage marks are read under */
-	if (distenv_env_u32(envp, "SLURM_RESTART_COUNT", 1000000,
-			    &facts.restart_count, NULL) != 1)
-		facts.restart_count = 0;
-	node = distenv_env_get(envp, "SLURMD_NODENAME");
-	lf_sys_mark_partner(envp, facts.node_id, facts.nnodes, partner,
-			    sizeof(partner));
-	facts.node_name = node;
-	facts.partner_name = partner;
 	facts.write = step.localid == 0 ? LF_WRITE_FILES : LF_WRITE_WAIT;
 	rc = lf_prepare(&req, &facts, &res, &err);
 	distenv_lf_print_msgs(stderr, &res.dec);
@@ -101,6 +91,11 @@ int distenv_cmd_prepare(int argc, char **argv)
 	fputs("export DISTENV_LF_CONFIG=", stdout);
 	print_quoted(res.config_path);
 	putchar('\n');
+	if (res.resume_set) {
+		fputs("export DISTENV_LF_RESUME=", stdout);
+		print_quoted(res.resume_path[0] ? res.resume_path : "none");
+		putchar('\n');
+	}
 	if (res.alloc_conf_set) {
 		fputs("export PYTORCH_CUDA_ALLOC_CONF=", stdout);
 		print_quoted(res.alloc_conf);

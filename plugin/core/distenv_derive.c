@@ -132,6 +132,24 @@ int distenv_needs_net(const struct distenv_site *site,
 		 distenv_env_user_value(step->envp, "GLOO_SOCKET_IFNAME"));
 }
 
+#define TORCHRUN_LAYOUT_FIX                                              \
+	"use --ntasks-per-node=1 (torchrun starts one process per GPU "   \
+	"itself), or --distenv=tasks to start one task per rank"
+
+int distenv_check_step_layout(enum distenv_mode mode, uint32_t ntasks,
+			      uint32_t nnodes, uint32_t job_id,
+			      uint32_t step_id, struct distenv_error *err)
+{
+	if ((mode != DISTENV_MODE_TORCHRUN && mode != DISTENV_MODE_ELASTIC) ||
+	    !nnodes || ntasks <= nnodes)
+		return 0;
+	return distenv_error_set(err, "srun", TORCHRUN_LAYOUT_FIX,
+				 "step %u.%u has %u tasks on %u node%s in %s "
+				 "mode: some node would run several torchruns",
+				 job_id, step_id, ntasks, nnodes,
+				 nnodes == 1 ? "" : "s", distenv_mode_name(mode));
+}
+
 static int check_torchrun_layout(struct derivation *d)
 {
 	const struct distenv_step *s = d->step;
@@ -143,9 +161,7 @@ static int check_torchrun_layout(struct derivation *d)
 		return 0;
 	snprintf(where, sizeof(where), "node %s", s->node_name);
 	return distenv_error_set(
-		d->err, where,
-		"use --ntasks-per-node=1 (torchrun starts one process per "
-		"GPU itself), or --distenv=tasks to start one task per rank",
+		d->err, where, TORCHRUN_LAYOUT_FIX,
 		"%u tasks of step %u.%u run on this node in torchrun mode",
 		s->local_ntasks, s->job_id, s->step_id);
 }

@@ -73,6 +73,19 @@ int distenv_needs_net(const struct distenv_site *site,
 		      const struct distenv_step *step);
 
 /*
+ * The step's task layout as srun knows it before launch (spank(8):
+ * slurm_spank_local_user_init, with S_JOB_TOTAL_TASK_COUNT and
+ * S_JOB_NNODES): in torchrun and elastic mode torchrun starts the
+ * processes, so a step of more tasks than nodes puts several torchruns on
+ * some node, which every node would refuse (distenv_derive). Caught
+ * here, srun fails once with the fix instead of once per node. Errors
+ * for that case only; every other mode, or ntasks <= nnodes, passes.
+ */
+int distenv_check_step_layout(enum distenv_mode mode, uint32_t ntasks,
+			      uint32_t nnodes, uint32_t job_id,
+			      uint32_t step_id, struct distenv_error *err);
+
+/*
  * Derive. vars must be empty; on success it holds the variables in export
  * order (nothing at all for mode off), the site's extra variables
  * (site->vars, reason "site policy, partition P") just before

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "distenv_env.h"
 #include "lf_ckpt.h"
 #include "lf_sys.h"
 #include "lf_write.h"
@@ -651,4 +652,37 @@ int lf_prepare_mark_storage(const char *config, uint32_t job_id,
 	}
 	lf_doc_free(&yaml);
 	return rc;
+}
+
+void lf_prepare_facts_env(const char *const *env,
+			  struct lf_prepare_facts *f, char *partner,
+			  size_t partner_len)
+{
+	const char *v = distenv_env_get(env, "SLURM_RESTART_COUNT");
+
+	f->force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
+	f->alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");
+	f->optim_torch = distenv_env_user_value(env, "OPTIM_TORCH");
+	f->tmpdir = distenv_env_get(env, "TMPDIR");
+	f->restart_count = 0;
+	if (v && distenv_parse_u32(v, 1000000, &f->restart_count))
+		f->restart_count = 0;
+	f->node_name = distenv_env_get(env, "SLURMD_NODENAME");
+	lf_sys_mark_partner(env, f->node_id, f->nnodes, partner, partner_len);
+	f->partner_name = partner;
+}
+
+int lf_prepare_resume_env(const char *const *env,
+			  struct lf_prepare_request *req, char *path,
+			  size_t path_len, struct distenv_error *err)
+{
+	const char *v = distenv_env_get(env, "DISTENV_RESUME");
+
+	if (req->resume != LF_RESUME_DEFAULT || !v || !v[0])
+		return 0;
+	if (lf_parse_resume(v, "DISTENV_RESUME", &req->resume, path, path_len,
+			    err))
+		return -1;
+	req->resume_path = path;
+	return 0;
 }

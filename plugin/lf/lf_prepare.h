@@ -114,6 +114,31 @@ void lf_resolved_dir(const char *base, unsigned uid, uint32_t job_id,
 		     char *buf, size_t len);
 
 /*
+ * The facts of lf_prepare_facts that come from the task's environment
+ * env, the same for the plugin (task_init) and `distenv prepare`:
+ * FORCE_TORCHRUN and OPTIM_TORCH as the user set them (not distenv),
+ * PYTORCH_CUDA_ALLOC_CONF, TMPDIR, SLURM_RESTART_COUNT (sbatch(1),
+ * OUTPUT ENVIRONMENT VARIABLES; 0 when unset or malformed) and
+ * SLURMD_NODENAME as node_name; partner gets the name of the node whose
+ * storage mark this node reads (lf_sys_mark_partner), from f->node_id
+ * and f->nnodes, which the caller sets first. The pointers point into
+ * env and partner.
+ */
+void lf_prepare_facts_env(const char *const *env,
+			  struct lf_prepare_facts *f, char *partner,
+			  size_t partner_len);
+
+/*
+ * DISTENV_RESUME in env, the checkpoint a job script agreed on for all
+ * nodes (templates/, lf_ckpt.h), when req->resume is still the default:
+ * sets req->resume and req->resume_path (into path). 0, or -1 with err
+ * when the value is malformed.
+ */
+int lf_prepare_resume_env(const char *const *env,
+			  struct lf_prepare_request *req, char *path,
+			  size_t path_len, struct distenv_error *err);
+
+/*
  * The --distenv-mark-storage step, on each node (local task 0, as the
  * user): read config's output_dir and write this node's mark of the
  * job's start there (lf_sys_mark_write). *written (may be NULL) gets the

@@ -17,6 +17,8 @@
  *  slurm_spank_init_post_opt  srun, sbatch, the user       fail the command on a
  *                        salloc                            recorded error if distenv
  *                                                          was asked for
+ *  slurm_spank_local_user_init  srun (step    the user       fail srun on more tasks than
+ *                        made, no task yet)                nodes in torchrun mode
  *  slurm_spank_init      slurmstepd         root           parse plugstack arguments,
  *                                                          load the site policy file,
  *                                                          register options; never
@@ -147,6 +149,15 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR)
 		return distenv_submit_post_opt(sp);
 	return 0;
+}
+
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_LOCAL)
+		return 0;
+	return distenv_local_user_init(sp);
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)

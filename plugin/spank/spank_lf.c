@@ -163,10 +163,10 @@ static int setenv_unless_set(spank_t sp, const char *name, const char *value)
  * the lines. */
 static void lf_node_facts(spank_t sp, const char *const *env,
 			  struct lf_prepare_facts *f, int *local_id,
-			  char *node, size_t node_size)
+			  char *node, size_t node_size, char *partner,
+			  size_t partner_len)
 {
 	uint64_t mem = 0;
-	const char *v;
 
 	spank_get_item(sp, S_JOB_ID, &f->job_id);
 	spank_get_item(sp, S_JOB_STEPID, &f->step_id);
@@ -184,15 +184,10 @@ static void lf_node_facts(spank_t sp, const char *const *env,
 	else if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem) == ESPANK_SUCCESS)
 		f->alloc_mem_mb = mem;
 	f->node_ram = lf_sys_node_ram();
-	f->force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
-	f->alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");
-	f->optim_torch = distenv_env_user_value(env, "OPTIM_TORCH");
-	f->tmpdir = distenv_env_get(env, "TMPDIR");
-	/* Slurm sets SLURM_RESTART_COUNT in a requeued job's environment
-	 * (sbatch(1), OUTPUT ENVIRONMENT VARIABLES). */
-	v = distenv_env_get(env, "SLURM_RESTART_COUNT");
-	if (v && distenv_parse_u32(v, 1000000, &f->restart_count))
-		f->restart_count = 0;
+	/* the rest as `distenv prepare` takes it */
+	lf_prepare_facts_env(env, f, partner, partner_len);
+	if (!f->node_name)
+		f->node_name = node;
 }
 
 /* What the node's first task tells the job log after lf_prepare: the
@@ -261,7 +256,6 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	char node[256] = "?", partner[256];
 	int local_id = 0, rc;
 	char env_path[DISTENV_LF_PATH_MAX];
-	const char *v;
 
 	/* Fetched here, not passed in: the caller's spank_setenv calls (the
 	 * launch variables) may have reallocated the job's environment
@@ -281,22 +275,13 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	req.resume_path = r->resume_path;
 	storage_policy(env, storage, sizeof(storage));
 	req.storage_policy = storage[0] ? storage : NULL;
-	lf_node_facts(sp, env, &f, &local_id, node, sizeof(node));
-	lf_sys_mark_partner(env, f.node_id, f.nnodes, partner,
-			    sizeof(partner));
-	f.node_name = node;
-	f.partner_name = partner;
-	/* No --distenv-resume: DISTENV_RESUME in the step's environment,
-	 * the value a job script agreed on for all nodes (templates/,
-	 * lf_ckpt.h), same syntax. */
-	v = distenv_env_get(env, "DISTENV_RESUME");
-	if (req.resume == LF_RESUME_DEFAULT && v && v[0]) {
-		if (lf_parse_resume(v, "DISTENV_RESUME", &req.resume, env_path,
-				    sizeof(env_path), err)) {
-			rc = -1;
-			goto early;
-		}
-		req.resume_path = env_path;
+	lf_node_facts(sp, env, &f, &local_id, node, sizeof(node), partner,
+		      sizeof(partner));
+	/* No --distenv-resume: DISTENV_RESUME in the step's environment */
+	if (lf_prepare_resume_env(env, &req, env_path, sizeof(env_path),
+				  err)) {
+		rc = -1;
+		goto early;
 	}
 	f.write = local_id == 0 ? LF_WRITE_FILES : LF_WRITE_WAIT;
 	rc = lf_prepare(&req, &f, &res, err);
@@ -319,13 +304,14 @@ int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err)
 	const char *const *env = NULL;
 	char **envp = NULL;
 	struct lf_prepare_facts f;
-	char node[256] = "?", dir[DISTENV_LF_PATH_MAX];
+	char node[256] = "?", partner[256], dir[DISTENV_LF_PATH_MAX];
 	int local_id = 0, rc;
 
 	if (spank_get_item(sp, S_JOB_ENV, &envp) == ESPANK_SUCCESS)
 		env = (const char *const *)envp;
 	memset(&f, 0, sizeof(f));
-	lf_node_facts(sp, env, &f, &local_id, node, sizeof(node));
+	lf_node_facts(sp, env, &f, &local_id, node, sizeof(node), partner,
+		      sizeof(partner));
 	if (local_id != 0)
 		return 0;
 	rc = lf_prepare_mark_storage(r->lf_config, f.job_id, f.restart_count,

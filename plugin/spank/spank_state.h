@@ -54,6 +54,11 @@ void distenv_log_error(const struct distenv_error *err);
  * on a recorded error when the user asked for distenv. */
 int distenv_submit_post_opt(spank_t sp);
 
+/* srun, after the step is created and before its tasks start, as the
+ * user: fail srun once on a task layout torchrun mode cannot run
+ * (distenv_check_step_layout). */
+int distenv_local_user_init(spank_t sp);
+
 /* slurmstepd, once per step per node, as the user, before the tasks
  * fork: load the topology into distenv_state. Never fails. */
 int distenv_remote_user_init(spank_t sp);

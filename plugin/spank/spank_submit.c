@@ -8,8 +8,30 @@
 
 #include <slurm/spank.h>
 
+#include "distenv_derive.h"
 #include "lf_prepare.h"
 #include "spank_state.h"
+
+int distenv_local_user_init(spank_t sp)
+{
+	uint32_t ntasks = 0, nnodes = 0, job = 0, step = 0;
+	struct distenv_error err;
+
+	/* Only a step that asked for distenv: a site default never fails a
+	 * job (spank_task.c, leave_alone). */
+	if (distenv_state.req.mode == DISTENV_MODE_UNSET ||
+	    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) !=
+		    ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS)
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	if (!distenv_check_step_layout(distenv_state.req.mode, ntasks, nnodes,
+				       job, step, &err))
+		return 0;
+	distenv_log_error(&err);
+	return -1;
+}
 
 int distenv_submit_post_opt(spank_t sp)
 {

@@ -96,19 +96,11 @@ int distenv_pipe_wait_drained(int fd, int max_ms, int settle_ms);
  * The whole derivation for the task whose environment is envp, as both
  * the SPANK glue and the distenv command run it: step facts from envp
  * (batch as for distenv_step_from_env), the kernel's ephemeral range,
- * the first host of the step's node list, the network facts when needed,
- * then distenv_derive(). step and vars are filled; on error vars is
- * empty. step->envp points to envp, which must outlive step.
- */
-int distenv_derive_for_task(const struct distenv_site *site,
-			    const struct distenv_request *req,
-			    const char *const *envp, int batch,
-			    struct distenv_step *step,
-			    struct distenv_vars *vars,
-			    struct distenv_error *err);
-
-/*
- * distenv_derive_for_task with the node's topology (distenv_topo.h,
+ * the first host of the step's node list (in tasks mode with an
+ * arbitrary distribution the node of task 0, distenv_task0_host),
+ * the network facts when needed, then distenv_derive(). step and vars
+ * are filled; on error vars is empty. step->envp points to envp, which
+ * must outlive step. With the node's topology (distenv_topo.h,
  * loaded once per step per node by the caller; NULL: none), a note on
  * it for --distenv-show (NULL or "": none), and step_gpus, the step's
  * SLURM_STEP_GPUS as user_init saw it (NULL: unknown; distenv_gpus.h).

@@ -2,6 +2,7 @@
  * slurmctld's step layout (contract in distenv_sys.h). */
 #include "distenv_sys.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,8 @@ int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
 	id.job_id = job_id;
 	id.step_id = step_id;
 	id.step_het_comp = NO_VAL;
+	/* libslurm leaves its error code in errno (slurm_get_errno is
+	 * gone from slurm.h in 24.11) */
 	layout = slurm_job_step_layout_get(&id);
 	if (!layout)
 		return distenv_error_set(err, "SLURM_DISTRIBUTION",
@@ -44,7 +47,7 @@ int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
 					 "distribution task 0 may be on any "
 					 "node",
 					 job_id, step_id,
-					 slurm_strerror(slurm_get_errno()));
+					 slurm_strerror(errno));
 	idx = task0_node(layout);
 	if (idx < 0) {
 		slurm_job_step_layout_free(layout);

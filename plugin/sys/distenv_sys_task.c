@@ -30,17 +30,6 @@ static int task0_elsewhere(const struct distenv_site *site,
 	return 1;
 }
 
-int distenv_derive_for_task(const struct distenv_site *site,
-			    const struct distenv_request *req,
-			    const char *const *envp, int batch,
-			    struct distenv_step *step,
-			    struct distenv_vars *vars,
-			    struct distenv_error *err)
-{
-	return distenv_derive_for_task_topo(site, req, envp, batch, NULL, NULL,
-					    NULL, step, vars, err);
-}
-
 int distenv_derive_for_task_topo(const struct distenv_site *site,
 				 const struct distenv_request *req,
 				 const char *const *envp, int batch,

@@ -209,13 +209,18 @@ EOF
 	nodes_idle
 }
 
-@test "torchrun mode with several tasks on a node fails with the fix" {
-	run srun -N2 -n4 --distenv true
+@test "torchrun mode with several tasks on a node fails with the fix: once, in srun, before any task starts" {
+	run srun -N2 -n4 --distenv bash -c 'echo "LAUNCHED $SLURMD_NODENAME"'
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[[ "$output" =~ distenv:\ error:\ node\ n1:\ [0-9]+\ tasks\ of\ step\ [0-9]+\.0\ run\ on\ this\ node\ in\ torchrun\ mode\.\ Use\ --ntasks-per-node=1 ]]
-	# Reported once per node, not once per task.
-	[ "$(grep -c 'distenv: error: node n1:' <<<"$output")" -eq 1 ]
+	[[ "$output" =~ distenv:\ error:\ srun:\ step\ [0-9]+\.0\ has\ 4\ tasks\ on\ 2\ nodes\ in\ torchrun\ mode:\ some\ node\ would\ run\ several\ torchruns\.\ Use\ --ntasks-per-node=1 ]]
+	[ "$(grep -c 'distenv: error:' <<<"$output")" -eq 1 ]
+	refute grep -q LAUNCHED <<<"$output"
+	run srun -N1 -n2 --distenv bash -c 'echo "LAUNCHED $SLURMD_NODENAME"'
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"distenv: error: srun: step "*" has 2 tasks on 1 node in torchrun mode"* ]]
+	refute grep -q LAUNCHED <<<"$output"
 	nodes_idle
 }
 

@@ -237,10 +237,11 @@ with_site() {
 		# one task per node fits: the default applies
 		run timeout 60 srun -N2 bash -c 'echo "NNODES=${NNODES:-unset}"'
 		[ "$(grep -cx 'NNODES=2' <<<"$output")" -eq 2 ]
-		# asking for it explicitly fails with the fix, as without a default
+		# asking for it explicitly fails with the fix, as without a
+		# default: in srun, before any task starts
 		run timeout 60 srun -N1 -n2 --distenv true
 		[ "$status" -ne 0 ]
-		grep -qF 'distenv: error: node n1: 2 tasks of step' <<<"$output"
+		grep -qE 'distenv: error: srun: step [0-9]+\.0 has 2 tasks on 1 node in torchrun mode' <<<"$output"
 	done
 }
 

@@ -152,3 +152,28 @@ mark_job() {
 	[ "$status" -ne 0 ]
 	grep -qF 'no output_dir to mark' <<<"$output"
 }
+
+@test "distenv prepare and --distenv-lf-config take the same facts: on node-local disks, with storage marks, a requeue count and DISTENV_RESUME, both write the same resolved copy on each node and export the same resume" {
+	lf="$TOP/tests/lf"
+	sed -e "s#MODEL_DIR#$lf/qwen2-72b#" -e "s#DS_PATH#$lf/ds_z3_config.json#" \
+		-e "s#OUTPUT_DIR#$LOCAL/same/out#" "$lf/full_dpo.yaml" >same.yaml
+	# the checkpoint the job script agreed on, on both nodes' disks
+	srun -N2 --ntasks-per-node=1 mkdir -p "$LOCAL/same/out/checkpoint-4"
+	cat >same.sbatch <<-EOF
+	#!/bin/bash
+	#SBATCH -N2 --ntasks-per-node=1 --distenv
+	export SLURM_RESTART_COUNT=1 DISTENV_RESUME=$LOCAL/same/out/checkpoint-4
+	srun --distenv-lf-config=$BATS_FILE_TMPDIR/same.yaml --distenv-mark-storage true
+	srun --distenv-lf-config=$BATS_FILE_TMPDIR/same.yaml bash -c 'grep -v "^# step" "\$DISTENV_LF_CONFIG" >plugin.\$SLURMD_NODENAME; echo "\$DISTENV_LF_RESUME" >>plugin.\$SLURMD_NODENAME'
+	srun bash -c 'eval "\$(distenv prepare --lf-config $BATS_FILE_TMPDIR/same.yaml)" && grep -v "^# step" "\$DISTENV_LF_CONFIG" >cmd.\$SLURMD_NODENAME; echo "\$DISTENV_LF_RESUME" >>cmd.\$SLURMD_NODENAME'
+	EOF
+	sbatch --wait -o same.out -e same.out same.sbatch
+	cat same.out
+	for n in n1 n2; do
+		cat "plugin.$n"
+		diff "plugin.$n" "cmd.$n"
+		# the copy says it was probed, and names the resume
+		grep -qF "probed: " "plugin.$n"
+		grep -qx "$LOCAL/same/out/checkpoint-4" "plugin.$n"
+	done
+}

@@ -314,7 +314,30 @@ static void earlier_step_values_are_rederived(void **state)
 	distenv_vars_free(&w->vars);
 }
 
-/* Case C4: a hand-set interface that this node does not have. */
+/* srun's view before launch: more tasks than nodes in torchrun mode
+ * fails once there; tasks mode and one task per node pass. */
+static void step_layout_at_srun(void **state)
+{
+	struct distenv_error err;
+
+	(void)state;
+	assert_int_equal(distenv_check_step_layout(DISTENV_MODE_TORCHRUN, 4, 2,
+						   12, 0, &err), -1);
+	assert_string_equal(err.where, "srun");
+	assert_string_equal(err.what, "step 12.0 has 4 tasks on 2 nodes in "
+			    "torchrun mode: some node would run several torchruns");
+	assert_non_null(strstr(err.fix, "--ntasks-per-node=1"));
+	assert_int_equal(distenv_check_step_layout(DISTENV_MODE_ELASTIC, 3, 2,
+						   12, 1, &err), -1);
+	assert_int_equal(distenv_check_step_layout(DISTENV_MODE_TORCHRUN, 2, 2,
+						   12, 0, &err), 0);
+	assert_int_equal(distenv_check_step_layout(DISTENV_MODE_TASKS, 8, 2,
+						   12, 0, &err), 0);
+	assert_int_equal(distenv_check_step_layout(DISTENV_MODE_OFF, 8, 2,
+						   12, 0, &err), 0);
+}
+
+/* A hand-set interface that this node does not have. */
 static void user_ifname_matching_nothing(void **state)
 {
 	struct world *w = world_new(DISTENV_MODE_TORCHRUN);
@@ -938,6 +961,7 @@ int main(void)
 		cmocka_unit_test(torchrun_rejects_several_tasks),
 		cmocka_unit_test(user_values_are_kept),
 		cmocka_unit_test(earlier_step_values_are_rederived),
+		cmocka_unit_test(step_layout_at_srun),
 		cmocka_unit_test(user_ifname_matching_nothing),
 		cmocka_unit_test(option_ifname),
 		cmocka_unit_test(user_ifname_syntax),

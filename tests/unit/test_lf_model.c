@@ -177,7 +177,7 @@ static void estimator_matches_deepspeed_docs(void **state)
 	assert_true(fabs(cpu - 16 * p / 2 * 1.5) < 1);
 }
 
-/* Case C7: Qwen2-72B full DPO, ZeRO-3 with the 16-bit gather, 2 nodes
+/* Qwen2-72B full DPO, ZeRO-3 with the 16-bit gather, 2 nodes
  * x 8 GPUs, CPU offload, 1 TiB per node: node 0 needs more at save. */
 static void c7_qwen2_72b_save_needs_more_host_memory(void **state)
 {

@@ -10,7 +10,7 @@
 #include "distenv_master.h"
 #include "net_fixture.h"
 
-/* Case C2: on the master itself its name resolves to 127.0.1.1 first. */
+/* On the master itself its name resolves to 127.0.1.1 first. */
 static void master_node_skips_debian_loopback(void **state)
 {
 	struct net_fixture f;
@@ -30,7 +30,7 @@ static void master_node_skips_debian_loopback(void **state)
 			    "n1 resolves to 10.77.0.1 on this node (loopback 127.0.1.1 skipped)");
 }
 
-/* Case C1: a worker with a dead-end eth1 listed before eth0. */
+/* A worker with a dead-end eth1 listed before eth0. */
 static void worker_uses_subnet_interface(void **state)
 {
 	struct net_fixture f;
