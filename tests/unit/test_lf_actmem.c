@@ -14,6 +14,20 @@
 #define GIB 1073741824.0
 
 /* Qwen2-72B, config.json (tests/lf/qwen2-72b) */
+/* v in [lo, hi], saying the value when not (cmocka 2 deprecates
+ * assert_in_range) */
+#define within(v, lo, hi) within_at((uint64_t)(v), (uint64_t)(lo), \
+				    (uint64_t)(hi), #v, __LINE__)
+static void within_at(uint64_t v, uint64_t lo, uint64_t hi, const char *what,
+		      int line)
+{
+	if (v < lo || v > hi)
+		fprintf(stderr, "line %d: %s = %llu, not in %llu-%llu\n", line,
+			what, (unsigned long long)v, (unsigned long long)lo,
+			(unsigned long long)hi);
+	assert_true(v >= lo && v <= hi);
+}
+
 static const struct lf_model_config qwen2_72b = {
 	.model_type = "qwen2", .hidden_size = 8192, .num_hidden_layers = 80,
 	.intermediate_size = 29568, .vocab_size = 152064,
@@ -133,9 +147,9 @@ static void test_calibration_offload(void **state)
 	(void)state;
 	for (n = 2; n <= 32; n *= 2) {
 		assert_true(prompt_at(3, n, &f) >= 10000);
-		assert_in_range(f.max_prompt, 11000, 11300);
-		assert_in_range(f.max_prompt_lo, 10800, f.max_prompt);
-		assert_in_range(f.max_prompt_hi, f.max_prompt, 11500);
+		within(f.max_prompt, 11000, 11300);
+		within(f.max_prompt_lo, 10800, f.max_prompt);
+		within(f.max_prompt_hi, f.max_prompt, 11500);
 		assert_int_equal(f.best_switch, -1);
 	}
 }
@@ -151,16 +165,16 @@ static void test_calibration_gap(void **state)
 	struct lf_fit f;
 
 	(void)state;
-	assert_in_range(prompt_at(1, 8, &f), 3900, 4100);
-	assert_in_range(f.max_prompt_lo, 3100, 3300);
-	assert_in_range(f.max_prompt_hi, 4600, 4800);
+	within(prompt_at(1, 8, &f), 3900, 4100);
+	within(f.max_prompt_lo, 3100, 3300);
+	within(f.max_prompt_hi, 4600, 4800);
 	assert_int_equal(f.best_switch, LF_SW_OFFLOAD);
 	assert_true(prompt_at(1, 32, &f) < 0.8 * 8192);
-	assert_in_range(prompt_at(2, 8, &f), 6000, 6300);
+	within(prompt_at(2, 8, &f), 6000, 6300);
 	assert_int_equal(f.best_switch, LF_SW_OFFLOAD);
 	/* Liger alone buys little: DPO keeps its logits */
 	prompt_at(1, 8, &f);
-	assert_in_range(f.switch_prompt[LF_SW_LIGER], f.max_prompt,
+	within(f.switch_prompt[LF_SW_LIGER], f.max_prompt,
 			f.max_prompt + 100);
 	assert_true(f.switch_prompt[LF_SW_UNSLOTH] > f.max_prompt + 1500);
 }
@@ -172,9 +186,9 @@ static void test_node_sensitivity(void **state)
 
 	(void)state;
 	assert_int_equal(prompt_at(1, 2, &f), 0); /* states alone: too big */
-	assert_in_range(prompt_at(1, 4, &f), 1300, 1500);
-	assert_in_range(prompt_at(1, 16, &f), 5150, 5350);
-	assert_in_range(prompt_at(2, 16, &f), 7900, 8100);
+	within(prompt_at(1, 4, &f), 1300, 1500);
+	within(prompt_at(1, 16, &f), 5150, 5350);
+	within(prompt_at(2, 16, &f), 7900, 8100);
 }
 
 /* Host memory at save, node 0 of 8, setting 3: the offloaded states
@@ -193,7 +207,7 @@ static void test_host_at_save(void **state)
 	lf_fit_plan(&in, &f1);
 	assert_true(f1.host_unsloth == 8 * 80.0 * 536870912);
 	assert_true(f1.host_unsloth_cached == 2 * f1.host_unsloth);
-	assert_in_range((uint64_t)(f1.host_at_save / GIB), 700, 720);
+	within((uint64_t)(f1.host_at_save / GIB), 700, 720);
 	in.cutoff_len = 12800 + 2048;
 	lf_fit_plan(&in, &f2);
 	assert_true(f2.host_at_save == f1.host_at_save);
