@@ -143,7 +143,7 @@ int distenv_check_step_layout(enum distenv_mode mode, uint32_t ntasks,
 	if ((mode != DISTENV_MODE_TORCHRUN && mode != DISTENV_MODE_ELASTIC) ||
 	    !nnodes || ntasks <= nnodes)
 		return 0;
-	return distenv_error_set(err, "srun", TORCHRUN_LAYOUT_FIX,
+	return distenv_error_set(err, "-n/--ntasks-per-node", TORCHRUN_LAYOUT_FIX,
 				 "step %u.%u has %u tasks on %u node%s in %s "
 				 "mode: some node would run several torchruns",
 				 job_id, step_id, ntasks, nnodes,

@@ -213,13 +213,13 @@ EOF
 	run srun -N2 -n4 --distenv bash -c 'echo "LAUNCHED $SLURMD_NODENAME"'
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[[ "$output" =~ distenv:\ error:\ srun:\ step\ [0-9]+\.0\ has\ 4\ tasks\ on\ 2\ nodes\ in\ torchrun\ mode:\ some\ node\ would\ run\ several\ torchruns\.\ Use\ --ntasks-per-node=1 ]]
-	[ "$(grep -c 'distenv: error:' <<<"$output")" -eq 1 ]
+	grep -qE '^srun: error: distenv: -n/--ntasks-per-node: step [0-9]+\.0 has 4 tasks on 2 nodes in torchrun mode: some node would run several torchruns\. Use --ntasks-per-node=1' <<<"$output"
+	[ "$(grep -c 'distenv: ' <<<"$output")" -eq 1 ]
 	refute grep -q LAUNCHED <<<"$output"
 	run srun -N1 -n2 --distenv bash -c 'echo "LAUNCHED $SLURMD_NODENAME"'
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"distenv: error: srun: step "*" has 2 tasks on 1 node in torchrun mode"* ]]
+	[[ "$output" == *"distenv: -n/--ntasks-per-node: step "*" has 2 tasks on 1 node in torchrun mode"* ]]
 	refute grep -q LAUNCHED <<<"$output"
 	nodes_idle
 }

@@ -241,7 +241,7 @@ with_site() {
 		# default: in srun, before any task starts
 		run timeout 60 srun -N1 -n2 --distenv true
 		[ "$status" -ne 0 ]
-		grep -qE 'distenv: error: srun: step [0-9]+\.0 has 2 tasks on 1 node in torchrun mode' <<<"$output"
+		grep -qE 'distenv: -n/--ntasks-per-node: step [0-9]+\.0 has 2 tasks on 1 node in torchrun mode' <<<"$output"
 	done
 }
 

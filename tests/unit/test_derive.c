@@ -323,7 +323,7 @@ static void step_layout_at_srun(void **state)
 	(void)state;
 	assert_int_equal(distenv_check_step_layout(DISTENV_MODE_TORCHRUN, 4, 2,
 						   12, 0, &err), -1);
-	assert_string_equal(err.where, "srun");
+	assert_string_equal(err.where, "-n/--ntasks-per-node");
 	assert_string_equal(err.what, "step 12.0 has 4 tasks on 2 nodes in "
 			    "torchrun mode: some node would run several torchruns");
 	assert_non_null(strstr(err.fix, "--ntasks-per-node=1"));
