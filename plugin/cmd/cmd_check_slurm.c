@@ -34,13 +34,14 @@
 #include "distenv_sys_file.h"
 
 #define LINE_MAX_ARGS 32
-#define PARTS_MAX 256
 
 struct found {
 	char slurm_conf[4096];
 	char plugstack[4096];
-	char parts[PARTS_MAX][DISTENV_PARTITION_MAX];
-	size_t n_parts;
+	/* PartitionName= names, as many as slurm.conf has */
+	char (*parts)[DISTENV_PARTITION_MAX];
+	size_t n_parts, cap_parts;
+	int parts_lost; /* out of memory: do not judge sections by name */
 	char where[4200];   /* FILE:LINE of distenv's line */
 	char line[4096];    /* the line itself */
 	int have_line;
@@ -84,6 +85,22 @@ static const char *key_value(const char *tok, const char *key)
 							       : NULL;
 }
 
+static void add_part(struct found *f, const char *name)
+{
+	if (f->n_parts == f->cap_parts) {
+		size_t cap = f->cap_parts ? f->cap_parts * 2 : 64;
+		void *p = realloc(f->parts, cap * sizeof(*f->parts));
+
+		if (!p) {
+			f->parts_lost = 1;
+			return;
+		}
+		f->parts = p;
+		f->cap_parts = cap;
+	}
+	snprintf(f->parts[f->n_parts++], sizeof(f->parts[0]), "%s", name);
+}
+
 static void slurm_conf_file(struct found *f, const char *path, int depth)
 {
 	struct distenv_error err;
@@ -112,10 +129,8 @@ static void slurm_conf_file(struct found *f, const char *path, int depth)
 				snprintf(f->plugstack, sizeof(f->plugstack),
 					 "%s", v);
 			else if ((v = key_value(tok, "PartitionName")) &&
-				 strcasecmp(v, "DEFAULT") &&
-				 f->n_parts < PARTS_MAX)
-				snprintf(f->parts[f->n_parts++],
-					 sizeof(f->parts[0]), "%s", v);
+				 strcasecmp(v, "DEFAULT"))
+				add_part(f, v);
 		}
 	}
 	free(text);
@@ -278,7 +293,8 @@ static int check_site(struct found *f, const struct distenv_site *site)
 
 		snprintf(scope, sizeof(scope), "partition %s",
 			 pf.partitions[i].name);
-		if (f->n_parts && !known_part(f, pf.partitions[i].name))
+		if (f->n_parts && !f->parts_lost &&
+		    !known_part(f, pf.partitions[i].name))
 			warn(f, "%s:%u: section for partition %s, which %s "
 			     "does not define: it applies to no job",
 			     site->config, pf.partitions[i].line,
@@ -376,5 +392,6 @@ int distenv_check_slurm_conf(const char *path)
 		       "gets the line's settings, mode %s\n",
 		       distenv_mode_name(site.default_mode));
 	printf("%d warning%s\n", f.warnings, f.warnings == 1 ? "" : "s");
+	free(f.parts);
 	return rc;
 }

@@ -226,3 +226,24 @@ put() {
 	[ "$status" -eq 0 ]
 	grep -qF 'distenv is not loaded by this configuration' <<<"$output"
 }
+
+@test "without FILE: every partition of a large slurm.conf counts, so a section for the 300th is not called unknown" {
+	local d=$BATS_TEST_TMPDIR/big i
+	mkdir -p "$d"
+	chmod 755 "$d"
+	{
+		echo "PlugStackConfig=$d/plugstack.conf"
+		for i in $(seq 1 300); do echo "PartitionName=p$i Nodes=n1"; done
+	} >"$d/slurm.conf"
+	printf 'partitions:\n  p300:\n    default_mode: tasks\n  nope:\n    default_mode: tasks\n' >"$d/site.yaml"
+	chmod 644 "$d/site.yaml"
+	echo "required distenv.so config=$d/site.yaml" >"$d/plugstack.conf"
+	run "$DISTENV" check-config --slurm-conf "$d/slurm.conf"
+	echo "$output" | head -20
+	[ "$status" -eq 0 ]
+	grep -qx "slurm.conf: $d/slurm.conf (300 partitions)" <<<"$output"
+	! grep -q "section for partition p300" <<<"$output" || false
+	grep -qF "section for partition nope, which $d/slurm.conf does not define" <<<"$output"
+	grep -qx "\[partition p300\] mode without --distenv: tasks; port_range 29600-32767; interfaces (any)" <<<"$output"
+	grep -qx "\[partition p299\] mode without --distenv: off; port_range 29600-32767; interfaces (any)" <<<"$output"
+}
