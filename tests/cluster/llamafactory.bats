@@ -507,30 +507,35 @@ EOF
 	[ "$(grep -cE '^ELASTIC attempt 0 rank [0-3]/4 .* result=10 OK$' <<<"$output")" -eq 4 ]
 }
 
-@test "elastic mode, --distenv-max-restarts=1: a worker killed mid-run makes every agent restart its workers, and the second attempt reduces on every rank; with the rendezvous store shared (TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0 exported) the restart hangs" {
+@test "elastic mode, --distenv-max-restarts=1: a worker killed mid-run makes every agent restart its workers, and the second round reduces on every rank; with the rendezvous store shared (TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0 exported) the restart hangs" {
 	# shellcheck disable=SC2016 # expanded by the task
 	launch='echo "$(hostname) share=$TORCH_DISABLE_SHARE_RDZV_TCP_STORE max=$PET_MAX_RESTARTS"; exec torchrun "$1"'
-	run timeout 120 env ELASTIC_KILL_RANK=3 ELASTIC_STEPS=20 \
+	rm -f "$PWD/kill1.mark" "$PWD/kill2.mark"
+	run timeout 120 env ELASTIC_KILL_RANK=3 ELASTIC_KILL_MARK="$PWD/kill1.mark" ELASTIC_STEPS=20 \
 		srun -N2 --ntasks-per-node=1 --distenv=elastic --distenv-nproc=2 --distenv-max-restarts=1 --distenv-show \
 		bash -c "$launch" sh "$TOP/tests/cluster/elastic_worker.py"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	grep -qx 'n1 share=1 max=1' <<<"$output"
 	grep -qF 'distenv: n2:   TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1  [set] workers may restart (MAX_RESTARTS=1, nodes 2:2)' <<<"$output"
-	# rank 3 died on attempt 0 (SIGKILL), and both nodes restarted
+	# rank 3 died in the first round (SIGKILL), and both nodes restarted
+	grep -qE '^n[12] rank 3$' "$PWD/kill1.mark"
 	grep -qE 'failed \(exitcode: -9\) local_rank: 1' <<<"$output"
-	[ "$(grep -cE '^ELASTIC attempt 1 rank [0-3]/4 node=n[12] group_rank [01] result=10 OK$' <<<"$output")" -eq 4 ]
-	refute grep -q '^ELASTIC attempt 0 ' <<<"$output"
+	[ "$(grep -cE '^ELASTIC attempt [01] rank [0-3]/4 node=n[12] group_rank [01] after_kill result=10 OK$' <<<"$output")" -eq 4 ]
+	# the agent that saw its worker die counted the restart
+	[ "$(grep -cE '^ELASTIC attempt 1 ' <<<"$output")" -ge 2 ]
+	refute grep -qE '^ELASTIC .* group_rank [01] result=' <<<"$output"
 	# the trap: the shared store (torch's default, kept as the user set
 	# it) gives the restarted workers the dead attempt's addresses
-	run timeout 60 env ELASTIC_KILL_RANK=3 ELASTIC_STEPS=20 TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0 \
+	run timeout 60 env ELASTIC_KILL_RANK=3 ELASTIC_KILL_MARK="$PWD/kill2.mark" ELASTIC_STEPS=20 TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0 \
 		srun -N2 --ntasks-per-node=1 --distenv=elastic --distenv-nproc=2 --distenv-max-restarts=1 \
 		bash -c "$launch" sh "$TOP/tests/cluster/elastic_worker.py"
 	echo "$output"
 	[ "$status" -ne 0 ]
 	grep -qx 'n1 share=0 max=1' <<<"$output"
+	[ -e "$PWD/kill2.mark" ]
 	grep -qE 'Connection refused' <<<"$output"
-	refute grep -qE '^ELASTIC attempt 1 .* OK$' <<<"$output"
+	refute grep -qE '^ELASTIC .* after_kill result=10 OK$' <<<"$output"
 	nodes_idle
 }
 
