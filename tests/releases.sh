@@ -1,10 +1,13 @@
 #!/bin/bash
-# Build distenv against newer Slurm releases and run its unit and command
-# tests there, each in a Debian chroot that carries that release.
+# Build distenv against newer Slurm releases and run its tests there,
+# each in a Debian chroot that carries that release: the unit and command
+# tests, then the cluster suite on that release's daemons.
 #
 #   tests/releases.sh              the releases of DISTENV_SLURM_RELEASES
 #                                  (default "24.11 26.05")
 #   DISTENV_SLURM_RELEASES=24.11 tests/releases.sh
+#   tests/releases.sh cluster      the build and the cluster suite only
+#   tests/releases.sh no-cluster   the build, unit and command tests only
 #
 # A SPANK plugin loads only into the Slurm it was built for, and what
 # compiles against 22.05's slurm.h may not against a newer one (the
@@ -15,15 +18,31 @@
 # /var/cache/distenv/chroots}, rebuilt when the package list below
 # changes; every run unpacks a fresh copy, builds the checkout's files
 # there and removes it. Output: TAP lines, each naming the release.
-# Needs root (debootstrap, chroot). The cluster suite still runs on the
-# machine's own release only (README.md, "Slurm releases").
+# Needs root (debootstrap, chroot, network namespaces).
+#
+# The cluster suite runs inside the chroot: tests/cluster/cluster.sh
+# starts the chroot's munged, slurmctld and slurmds (each slurmd in its
+# own network namespace, as on this machine), bats and the jobs' tasks
+# see the chroot's files, and the Debian package is built there from a
+# clean copy of the tree (package.bats installs it in the chroot). The
+# chroot's own torch (python3-torch) runs the Gloo tests. Not run there:
+# llamafactory.bats, whose pinned venv is built for this machine's
+# Python (reported as skipped). It must not run while another cluster of
+# the same names runs on this machine (tests/run runs them in turn).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 cache=${DISTENV_CHROOT_CACHE:-/var/cache/distenv/chroots}
 mirror=${DISTENV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 releases=${DISTENV_SLURM_RELEASES:-24.11 26.05}
-packages=slurmd,slurmctld,slurm-client,munge,libslurm-dev,libhwloc-dev,libyaml-dev,gcc,make,autoconf,automake,libtool,pkg-config,bats,libcmocka-dev,python3,python3-yaml,iproute2,procps,shellcheck
-n=0
+what=${1:-all}
+case $what in
+all | cluster | no-cluster) ;;
+*)
+	echo "usage: tests/releases.sh [all|cluster|no-cluster]" >&2
+	exit 2
+	;;
+esac
+packages=slurmd,slurmctld,slurm-client,munge,libslurm-dev,libhwloc-dev,libyaml-dev,gcc,make,autoconf,automake,libtool,pkg-config,bats,libcmocka-dev,python3,python3-yaml,iproute2,procps,shellcheck,python3-torch,debhelper,build-essential
 
 # suite_of RELEASE: the Debian suite that carries it
 suite_of() {
@@ -34,8 +53,14 @@ suite_of() {
 	esac
 }
 
+# The TAP count, kept in a file: tagged() runs in a pipeline's subshell.
+count=$(mktemp)
+trap 'rm -f "$count"' EXIT
+echo 0 >"$count"
+next() { n=$(($(cat "$count") + 1)) && echo "$n" >"$count"; }
+
 tap() { # STATUS TEXT
-	n=$((n + 1))
+	next
 	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
 }
 
@@ -63,6 +88,24 @@ chroot_tarball() {
 	echo "$tar"
 }
 
+# end_root ROOT: stop what still runs in the chroot (a bats that was
+# interrupted leaves srun, tasks or daemons there), then unmount and
+# remove it
+end_root() {
+	local root=$1 p pids
+	for _ in 1 2 3; do
+		pids=()
+		for p in /proc/[0-9]*; do
+			[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && pids+=("${p#/proc/}")
+		done
+		[ ${#pids[@]} -gt 0 ] || break
+		kill -KILL "${pids[@]}" 2>/dev/null
+		sleep 0.5
+	done
+	umount -R "$root" 2>/dev/null
+	rm -rf --one-file-system -- "$root"
+}
+
 # in_root ROOT CMD: run CMD (a bash command line) in the chroot at /src
 in_root() {
 	chroot "$1" /bin/bash -c "cd /src && $2"
@@ -81,7 +124,11 @@ run_release() {
 	}
 	root=$(mktemp -d /var/tmp/distenv-release.XXXXXX)
 	# shellcheck disable=SC2064 # expanded now, on purpose
-	trap "umount -R '$root/sys' '$root/proc' 2>/dev/null; rm -rf --one-file-system -- '$root'" RETURN
+	trap "end_root '$root'" RETURN
+	# The chroot's / a mount point of its own, private: ip netns exec
+	# makes / a recursive slave in each node's mount namespace, which
+	# fails (EINVAL) on a directory that is not a mount.
+	mount --bind "$root" "$root" && mount --make-rprivate "$root"
 	tar -C "$root" -xf "$tar"
 	mkdir -p "$root/src"
 	git ls-files -co --exclude-standard | tar -cf - -T - | tar -C "$root/src" -xf -
@@ -102,19 +149,59 @@ run_release() {
 	fi
 	in_root "$root" "./distenv --version | grep -qx 'distenv [^ ]* (built against Slurm $v)'"
 	tap $? "$tag distenv --version names the release it was built against"
-	# The unit and command tests, each TAP line tagged with the release.
-	# shellcheck disable=SC2016 # expanded in the chroot
-	in_root "$root" 'for t in tests/unit/test_*; do case "$t" in *.c|*.h|*.o) continue ;; esac; [ -x "$t" ] && CMOCKA_MESSAGE_OUTPUT=TAP "$t" 2>&1; done; bats --tap tests/cmd/*.bats 2>&1' |
-		while IFS= read -r line; do
-			case $line in
-			"ok "* | "not ok "*)
-				n=$((n + 1))
-				sed -E "s/^(not )?ok [0-9]+ (- )?/\\1ok $n $tag /" <<<"$line"
-				;;
-			*) echo "# $line" ;;
-			esac
-		done
-	echo "# release $rel: $((SECONDS - t0)) s"
+	if [ "$what" != cluster ]; then
+		# The unit and command tests, each TAP line tagged with the release.
+		# shellcheck disable=SC2016 # expanded in the chroot
+		in_root "$root" 'for t in tests/unit/test_*; do case "$t" in *.c|*.h|*.o) continue ;; esac; [ -x "$t" ] && CMOCKA_MESSAGE_OUTPUT=TAP "$t" 2>&1; done; bats --tap tests/cmd/*.bats 2>&1' |
+			tagged "$tag"
+		echo "# release $rel: unit and command tests after $((SECONDS - t0)) s"
+	fi
+	if [ "$what" != no-cluster ]; then
+		run_cluster "$root" "$tag"
+		echo "# release $rel: cluster suite after $((SECONDS - t0)) s"
+	fi
+}
+
+# tagged TAG: TAP lines on stdin, numbered on and named with TAG; every
+# other line as a comment
+tagged() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok "* | "not ok "*)
+			next
+			sed -E "s/^(not )?ok [0-9]+ (- )?/\\1ok $n $1 /" <<<"$line"
+			;;
+		*) echo "# $line" ;;
+		esac
+	done
+}
+
+# run_cluster ROOT TAG: the cluster suite on the chroot's daemons
+run_cluster() {
+	local root=$1 tag=$2 deb files f
+	# tasks need /dev (null, shm for Gloo, pts); ip netns keeps its
+	# mounts and munged its socket under /run: a private one
+	mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
+	mount -t tmpfs -o mode=0755 distenv-release-run "$root/run"
+	mkdir -p "$root/run/munge" && chroot "$root" chown munge:munge /run/munge
+	# the package of this release, built from a clean copy of the tree
+	# (no build outputs: build-deb.sh packages what it is given)
+	mkdir -p "$root/pkgsrc"
+	git ls-files -co --exclude-standard | tar -cf - -T - | tar -C "$root/pkgsrc" -xf -
+	deb=$(in_root "$root" 'cd /pkgsrc && DEB_BUILD_OPTIONS=nocheck contrib/build-deb.sh /tmp/deb 2>/tmp/deb.log')
+	tap $? "$tag the Debian package builds against this release (${deb##*/})"
+	[ -n "$deb" ] || sed 's/^/# /' "$root/tmp/deb.log" | tail -20
+	files=
+	for f in tests/cluster/*.bats; do
+		[ "$f" = tests/cluster/llamafactory.bats ] || files="$files $f"
+	done
+	# Debian's torch 2.6 is built without libuv, which torch >= 2.4 asks
+	# its TCPStore for unless USE_LIBUV=0 (torch/distributed/rendezvous.py)
+	in_root "$root" "USE_LIBUV=0 DISTENV_TOP=/src DISTENV_DEB='$deb' bats --tap $files 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1" |
+		tagged "$tag"
+	next
+	echo "ok $n # skip $tag tests/cluster/llamafactory.bats: its pinned venv is built for this machine's Python, not the chroot's"
 }
 
 [ "$(id -u)" -eq 0 ] || {

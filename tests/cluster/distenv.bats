@@ -165,6 +165,26 @@ EOF
 	grep -qx 'STEP2 2 1' "$out"
 }
 
+@test "sbatch --export=NONE: every srun step gets its variables; the batch script gets those of #SBATCH --distenv from Slurm 23.11 on, not on 22.05" {
+	run batch --export=NONE <<'EOF'
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1 --distenv
+echo "BATCH NNODES=${NNODES:-unset} MASTER_ADDR=${MASTER_ADDR:-unset}"
+srun bash -c 'echo "STEP $SLURM_NODEID NNODES=$NNODES NODE_RANK=$NODE_RANK"'
+EOF
+	out=${lines[0]}
+	cat "$out"
+	[ "$status" -eq 0 ]
+	grep -qx 'STEP 0 NNODES=2 NODE_RANK=0' "$out"
+	grep -qx 'STEP 1 NNODES=2 NODE_RANK=1' "$out"
+	release=$(srun --version | awk '{ print $2 }')
+	echo "release $release"
+	case $release in
+	22.05.*) grep -qx 'BATCH NNODES=unset MASTER_ADDR=unset' "$out" ;;
+	*) grep -qx "BATCH NNODES=2 MASTER_ADDR=$CLUSTER_NET.1" "$out" ;;
+	esac
+}
+
 @test "salloc --distenv, then srun inside, without nohup" {
 	run salloc -N2 --distenv srun bash -c 'echo "NODE $NODE_RANK $NNODES $MASTER_ADDR"'
 	echo "$output"
