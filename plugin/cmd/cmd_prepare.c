@@ -67,6 +67,7 @@ int distenv_cmd_prepare(int argc, char **argv)
 	facts.nnodes = step.nnodes;
 	facts.node_id = step.node_id;
 	facts.gpus_per_node = distenv_gpus_per_node(envp, NULL);
+	facts.node_name = distenv_env_get(envp, "SLURMD_NODENAME");
 	if (distenv_lf_cmd_options(argc, argv, 0, &req, &facts, NULL, &err)) {
 		distenv_cmd_fail(&err);
 		return 2;

@@ -654,20 +654,25 @@ int lf_prepare_mark_storage(const char *config, uint32_t job_id,
 	return rc;
 }
 
+uint32_t lf_restart_count(const char *const *env)
+{
+	const char *v = distenv_env_get(env, "SLURM_RESTART_COUNT");
+	uint32_t n = 0;
+
+	if (v && distenv_parse_u32(v, 1000000, &n))
+		n = 0;
+	return n;
+}
+
 void lf_prepare_facts_env(const char *const *env,
 			  struct lf_prepare_facts *f, char *partner,
 			  size_t partner_len)
 {
-	const char *v = distenv_env_get(env, "SLURM_RESTART_COUNT");
-
 	f->force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
 	f->alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");
 	f->optim_torch = distenv_env_user_value(env, "OPTIM_TORCH");
 	f->tmpdir = distenv_env_get(env, "TMPDIR");
-	f->restart_count = 0;
-	if (v && distenv_parse_u32(v, 1000000, &f->restart_count))
-		f->restart_count = 0;
-	f->node_name = distenv_env_get(env, "SLURMD_NODENAME");
+	f->restart_count = lf_restart_count(env);
 	lf_sys_mark_partner(env, f->node_id, f->nnodes, partner, partner_len);
 	f->partner_name = partner;
 }

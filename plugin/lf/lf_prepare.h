@@ -113,16 +113,20 @@ void lf_resolved_dir(const char *base, unsigned uid, uint32_t job_id,
 		     uint32_t step_id, uint32_t node_id, uint32_t restart,
 		     char *buf, size_t len);
 
+/* The job's start: SLURM_RESTART_COUNT in env (sbatch(1), OUTPUT
+ * ENVIRONMENT VARIABLES), 0 when unset or malformed. */
+uint32_t lf_restart_count(const char *const *env);
+
 /*
  * The facts of lf_prepare_facts that come from the task's environment
  * env, the same for the plugin (task_init) and `distenv prepare`:
  * FORCE_TORCHRUN and OPTIM_TORCH as the user set them (not distenv),
- * PYTORCH_CUDA_ALLOC_CONF, TMPDIR, SLURM_RESTART_COUNT (sbatch(1),
- * OUTPUT ENVIRONMENT VARIABLES; 0 when unset or malformed) and
- * SLURMD_NODENAME as node_name; partner gets the name of the node whose
- * storage mark this node reads (lf_sys_mark_partner), from f->node_id
- * and f->nnodes, which the caller sets first. The pointers point into
- * env and partner.
+ * PYTORCH_CUDA_ALLOC_CONF, TMPDIR, the start (lf_restart_count); partner
+ * gets the name of the node whose storage mark this node reads
+ * (lf_sys_mark_partner), from f->node_id and f->nnodes, which the caller
+ * sets first, as it sets f->node_name (SLURMD_NODENAME, which the plugin
+ * reads once for its messages too). The pointers point into env and
+ * partner.
  */
 void lf_prepare_facts_env(const char *const *env,
 			  struct lf_prepare_facts *f, char *partner,

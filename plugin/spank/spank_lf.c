@@ -158,13 +158,22 @@ static int setenv_unless_set(spank_t sp, const char *name, const char *value)
 	return e == ESPANK_SUCCESS || e == ESPANK_ENV_EXISTS;
 }
 
+/* This node's name (SLURMD_NODENAME, which slurmstepd sets for every
+ * task), read once for the messages and the storage marks, into node:
+ * a copy, since spank_setenv may move the job's environment. "?" when
+ * unset. */
+static void read_node_name(spank_t sp, char *node, size_t node_size)
+{
+	snprintf(node, node_size, "?");
+	spank_getenv(sp, "SLURMD_NODENAME", node, (int)node_size);
+}
+
 /* The node's and step's facts lf_prepare needs, from Slurm and the
- * job's environment. Separate because it only reads, and is most of
- * the lines. */
+ * job's environment; node is this node's name (read_node_name).
+ * Separate because it only reads, and is most of the lines. */
 static void lf_node_facts(spank_t sp, const char *const *env,
 			  struct lf_prepare_facts *f, int *local_id,
-			  char *node, size_t node_size, char *partner,
-			  size_t partner_len)
+			  const char *node, char *partner, size_t partner_len)
 {
 	uint64_t mem = 0;
 
@@ -173,7 +182,7 @@ static void lf_node_facts(spank_t sp, const char *const *env,
 	spank_get_item(sp, S_JOB_NNODES, &f->nnodes);
 	spank_get_item(sp, S_JOB_NODEID, &f->node_id);
 	spank_get_item(sp, S_TASK_ID, local_id);
-	spank_getenv(sp, "SLURMD_NODENAME", node, (int)node_size);
+	f->node_name = node;
 	/* NPROC_PER_NODE as distenv derived it, else the step's GPUs on
 	 * this node (distenv_gpus.h), else 1. */
 	f->gpus_per_node = distenv_gpus_per_node(env, distenv_state.step_gpus);
@@ -186,8 +195,6 @@ static void lf_node_facts(spank_t sp, const char *const *env,
 	f->node_ram = lf_sys_node_ram();
 	/* the rest as `distenv prepare` takes it */
 	lf_prepare_facts_env(env, f, partner, partner_len);
-	if (!f->node_name)
-		f->node_name = node;
 }
 
 /* What the node's first task tells the job log after lf_prepare: the
@@ -253,7 +260,7 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	struct lf_prepare_request req;
 	struct lf_prepare_facts f;
 	struct lf_prepare_result res;
-	char node[256] = "?", partner[256];
+	char node[256], partner[256];
 	int local_id = 0, rc;
 	char env_path[DISTENV_LF_PATH_MAX];
 
@@ -275,8 +282,8 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	req.resume_path = r->resume_path;
 	storage_policy(env, storage, sizeof(storage));
 	req.storage_policy = storage[0] ? storage : NULL;
-	lf_node_facts(sp, env, &f, &local_id, node, sizeof(node), partner,
-		      sizeof(partner));
+	read_node_name(sp, node, sizeof(node));
+	lf_node_facts(sp, env, &f, &local_id, node, partner, sizeof(partner));
 	/* No --distenv-resume: DISTENV_RESUME in the step's environment */
 	if (lf_prepare_resume_env(env, &req, env_path, sizeof(env_path),
 				  err)) {
@@ -298,24 +305,27 @@ early:
 	return rc;
 }
 
+/* The mark needs only this node's name, the job and its start
+ * (lf_storage_mark.h), and only the node's local task 0 writes it: none
+ * of lf_node_facts' memory, GPU and partner facts. */
 int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err)
 {
 	const struct distenv_request *r = &distenv_state.req;
-	const char *const *env = NULL;
 	char **envp = NULL;
-	struct lf_prepare_facts f;
-	char node[256] = "?", partner[256], dir[DISTENV_LF_PATH_MAX];
+	uint32_t job_id = 0, restart;
+	char node[256], dir[DISTENV_LF_PATH_MAX];
 	int local_id = 0, rc;
 
-	if (spank_get_item(sp, S_JOB_ENV, &envp) == ESPANK_SUCCESS)
-		env = (const char *const *)envp;
-	memset(&f, 0, sizeof(f));
-	lf_node_facts(sp, env, &f, &local_id, node, sizeof(node), partner,
-		      sizeof(partner));
+	spank_get_item(sp, S_TASK_ID, &local_id);
 	if (local_id != 0)
 		return 0;
-	rc = lf_prepare_mark_storage(r->lf_config, f.job_id, f.restart_count,
-				     node, dir, sizeof(dir), err);
+	spank_get_item(sp, S_JOB_ID, &job_id);
+	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
+		envp = NULL;
+	restart = lf_restart_count((const char *const *)envp);
+	read_node_name(sp, node, sizeof(node));
+	rc = lf_prepare_mark_storage(r->lf_config, job_id, restart, node, dir,
+				     sizeof(dir), err);
 	if (rc) {
 		distenv_error_prefix_where(err, node);
 		return rc;
@@ -324,8 +334,8 @@ int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err)
 		fprintf(stderr, "distenv: %s: storage mark of job %u start %u "
 			"written in %s/" LF_MARK_SUBDIR "; the job's later "
 			"steps read it to tell shared from node-local "
-			"output_dir\n", node, (unsigned)f.job_id,
-			(unsigned)f.restart_count, dir);
+			"output_dir\n", node, (unsigned)job_id,
+			(unsigned)restart, dir);
 		fflush(stderr);
 	}
 	return 0;
