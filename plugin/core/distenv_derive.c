@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "distenv_derived.h"
 #include "distenv_env.h"
 #include "distenv_gpus.h"
 #include "distenv_ifspec.h"
@@ -45,6 +46,21 @@ struct derivation {
 };
 
 /* Add name: the user's value if the user set it, else value. */
+static int add_var(struct derivation *d, const char *name, const char *value,
+		   const char *reason)
+{
+	const char *user = distenv_env_user_value(d->step->envp, name);
+
+	if (user)
+		return distenv_vars_add(d->vars, name, user,
+					DISTENV_ACTION_KEPT, d->err,
+					"kept (set by user)");
+	return distenv_vars_add(d->vars, name, value, DISTENV_ACTION_SET,
+				d->err, "%s", reason);
+}
+
+/* A derived variable: only names of the table of distenv_derived.h,
+ * which the site policy and README.md follow. */
 static int emit(struct derivation *d, const char *name, const char *value,
 		const char *reason_fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -52,19 +68,18 @@ static int emit(struct derivation *d, const char *name, const char *value,
 static int emit(struct derivation *d, const char *name, const char *value,
 		const char *reason_fmt, ...)
 {
-	const char *user = distenv_env_user_value(d->step->envp, name);
 	char reason[768];
 	va_list ap;
 
-	if (user)
-		return distenv_vars_add(d->vars, name, user,
-					DISTENV_ACTION_KEPT, d->err,
-					"kept (set by user)");
+	if (!distenv_derived_find(name))
+		return distenv_error_set(d->err, name,
+					 "add it to distenv_derived_vars "
+					 "(distenv_derived.c)",
+					 "internal: not a derived variable");
 	va_start(ap, reason_fmt);
 	vsnprintf(reason, sizeof(reason), reason_fmt, ap);
 	va_end(ap);
-	return distenv_vars_add(d->vars, name, value, DISTENV_ACTION_SET,
-				d->err, "%s", reason);
+	return add_var(d, name, value, reason);
 }
 
 static int emit_u32(struct derivation *d, const char *name, uint32_t value,
@@ -1097,12 +1112,13 @@ static int derive_tasks(struct derivation *d)
 static int emit_site_vars(struct derivation *d)
 {
 	const struct distenv_site *site = d->site;
+	char reason[DISTENV_PARTITION_MAX + 32];
 	size_t i;
 
+	snprintf(reason, sizeof(reason), "site policy%s%s",
+		 site->partition[0] ? ", partition " : "", site->partition);
 	for (i = 0; i < site->n_vars; i++)
-		if (emit(d, site->vars[i].name, site->vars[i].value,
-			 "site policy%s%s", site->partition[0] ? ", partition " : "",
-			 site->partition))
+		if (add_var(d, site->vars[i].name, site->vars[i].value, reason))
 			return -1;
 	return 0;
 }
