@@ -15,6 +15,115 @@
 
 extern char **environ;
 
+/* One option of distenv plan and distenv prepare (getopt_long's c and
+ * optarg; opt: the word given, for an unknown one). */
+static int lf_cmd_option(int c, const char *arg, const char *opt,
+			 struct lf_prepare_request *req,
+			 struct lf_prepare_facts *facts, int *output,
+			 struct distenv_error *err)
+{
+	int rc = 0;
+
+	switch (c) {
+	case 'N':
+		if (distenv_parse_u32(arg, 100000, &facts->nnodes) ||
+		    !facts->nnodes)
+			rc = distenv_error_set(err, "--nodes", NULL,
+					       "'%s' is not a node "
+					       "count", arg);
+		break;
+	case 'G':
+		if (distenv_parse_u32(arg, 1024,
+				      &facts->gpus_per_node) ||
+		    !facts->gpus_per_node)
+			rc = distenv_error_set(err, "--gpus-per-node",
+					       NULL, "'%s' is not a GPU "
+					       "count", arg);
+		break;
+	case 'i':
+		if (distenv_parse_u32(arg, 100000, &facts->node_id))
+			rc = distenv_error_set(err, "--node-id", NULL,
+					       "'%s' is not a node "
+					       "index", arg);
+		break;
+	case 'g':
+		rc = lf_parse_mem(arg, "--gpu-mem", &req->gpu_mem,
+				  err);
+		break;
+	case 'h':
+		rc = lf_parse_mem(arg, "--host-mem", &req->host_mem,
+				  err);
+		break;
+	case 'p':
+		rc = lf_parse_params(arg, "--model-params",
+				     &req->model_params, err);
+		break;
+	case 's':
+		rc = lf_parse_soen(arg, "--save-on-each-node",
+				   &req->soen, err);
+		break;
+	case 'o':
+		rc = lf_parse_offload(arg, "--offload",
+				      &req->offload, err);
+		break;
+	case 'c':
+		rc = lf_parse_check(arg, "--check", &req->check,
+				    err);
+		break;
+	case 'P':
+		req->storage_policy = arg;
+		break;
+	case 'a':
+		if (distenv_parse_u32(arg, 1048576,
+				      &req->answer_tokens) ||
+		    !req->answer_tokens)
+			rc = distenv_error_set(err, "--answer-tokens",
+					       "give the longest "
+					       "answer in tokens, "
+					       "1 to 1048576",
+					       "'%s' is not a token "
+					       "count", arg);
+		break;
+	case 'y':
+		if (output)
+			*output |= DISTENV_PLAN_YAML;
+		break;
+	case 'j':
+		if (output)
+			*output |= DISTENV_PLAN_JSON;
+		break;
+	default:
+		return distenv_error_set(err, opt, "see distenv --help",
+					 "unknown option or missing value");
+	}
+	return rc;
+}
+
+/* The operands left after the options, and the node index in the step. */
+static int lf_cmd_operands(int argc, char **argv, int need_file,
+			   struct lf_prepare_request *req,
+			   const struct lf_prepare_facts *facts,
+			   struct distenv_error *err)
+{
+	if (need_file) {
+		if (optind != argc - 1)
+			return distenv_error_set(err, "distenv plan",
+						 "see distenv --help",
+						 "give exactly one training "
+						 "YAML");
+		req->config = argv[optind];
+	} else if (optind < argc) {
+		return distenv_error_set(err, argv[optind],
+					 "see distenv --help",
+					 "unexpected argument");
+	}
+	if (facts->nnodes && facts->node_id >= facts->nnodes)
+		return distenv_error_set(err, "--node-id", NULL,
+					 "node %u is not in a %u-node step",
+					 facts->node_id, facts->nnodes);
+	return 0;
+}
+
 int distenv_lf_cmd_options(int argc, char **argv, int need_file,
 			   struct lf_prepare_request *req,
 			   struct lf_prepare_facts *facts, int *output,
@@ -39,103 +148,11 @@ int distenv_lf_cmd_options(int argc, char **argv, int need_file,
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		int rc = 0;
-
-		switch (c) {
-		case 'N':
-			if (distenv_parse_u32(optarg, 100000, &facts->nnodes) ||
-			    !facts->nnodes)
-				rc = distenv_error_set(err, "--nodes", NULL,
-						       "'%s' is not a node "
-						       "count", optarg);
-			break;
-		case 'G':
-			if (distenv_parse_u32(optarg, 1024,
-					      &facts->gpus_per_node) ||
-			    !facts->gpus_per_node)
-				rc = distenv_error_set(err, "--gpus-per-node",
-						       NULL, "'%s' is not a GPU "
-						       "count", optarg);
-			break;
-		case 'i':
-			if (distenv_parse_u32(optarg, 100000, &facts->node_id))
-				rc = distenv_error_set(err, "--node-id", NULL,
-						       "'%s' is not a node "
-						       "index", optarg);
-			break;
-		case 'g':
-			rc = lf_parse_mem(optarg, "--gpu-mem", &req->gpu_mem,
-					  err);
-			break;
-		case 'h':
-			rc = lf_parse_mem(optarg, "--host-mem", &req->host_mem,
-					  err);
-			break;
-		case 'p':
-			rc = lf_parse_params(optarg, "--model-params",
-					     &req->model_params, err);
-			break;
-		case 's':
-			rc = lf_parse_soen(optarg, "--save-on-each-node",
-					   &req->soen, err);
-			break;
-		case 'o':
-			rc = lf_parse_offload(optarg, "--offload",
-					      &req->offload, err);
-			break;
-		case 'c':
-			rc = lf_parse_check(optarg, "--check", &req->check,
-					    err);
-			break;
-		case 'P':
-			req->storage_policy = optarg;
-			break;
-		case 'a':
-			if (distenv_parse_u32(optarg, 1048576,
-					      &req->answer_tokens) ||
-			    !req->answer_tokens)
-				rc = distenv_error_set(err, "--answer-tokens",
-						       "give the longest "
-						       "answer in tokens, "
-						       "1 to 1048576",
-						       "'%s' is not a token "
-						       "count", optarg);
-			break;
-		case 'y':
-			if (output)
-				*output |= DISTENV_PLAN_YAML;
-			break;
-		case 'j':
-			if (output)
-				*output |= DISTENV_PLAN_JSON;
-			break;
-		default:
-			return distenv_error_set(err, argv[optind - 1],
-						 "see distenv --help",
-						 "unknown option or missing "
-						 "value");
-		}
-		if (rc)
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+		if (lf_cmd_option(c, optarg, argv[optind - 1], req, facts,
+				  output, err))
 			return -1;
-	}
-	if (need_file) {
-		if (optind != argc - 1)
-			return distenv_error_set(err, "distenv plan",
-						 "see distenv --help",
-						 "give exactly one training "
-						 "YAML");
-		req->config = argv[optind];
-	} else if (optind < argc) {
-		return distenv_error_set(err, argv[optind],
-					 "see distenv --help",
-					 "unexpected argument");
-	}
-	if (facts->nnodes && facts->node_id >= facts->nnodes)
-		return distenv_error_set(err, "--node-id", NULL,
-					 "node %u is not in a %u-node step",
-					 facts->node_id, facts->nnodes);
-	return 0;
+	return lf_cmd_operands(argc, argv, need_file, req, facts, err);
 }
 
 void distenv_lf_print_msgs(FILE *out, const struct lf_decision *dec)

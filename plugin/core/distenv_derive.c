@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "distenv_derived.h"
 #include "distenv_env.h"
 #include "distenv_gpus.h"
 #include "distenv_ifspec.h"
@@ -45,6 +46,21 @@ struct derivation {
 };
 
 /* Add name: the user's value if the user set it, else value. */
+static int add_var(struct derivation *d, const char *name, const char *value,
+		   const char *reason)
+{
+	const char *user = distenv_env_user_value(d->step->envp, name);
+
+	if (user)
+		return distenv_vars_add(d->vars, name, user,
+					DISTENV_ACTION_KEPT, d->err,
+					"kept (set by user)");
+	return distenv_vars_add(d->vars, name, value, DISTENV_ACTION_SET,
+				d->err, "%s", reason);
+}
+
+/* A derived variable: only names of the table of distenv_derived.h,
+ * which the site policy and README.md follow. */
 static int emit(struct derivation *d, const char *name, const char *value,
 		const char *reason_fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -52,19 +68,18 @@ static int emit(struct derivation *d, const char *name, const char *value,
 static int emit(struct derivation *d, const char *name, const char *value,
 		const char *reason_fmt, ...)
 {
-	const char *user = distenv_env_user_value(d->step->envp, name);
 	char reason[768];
 	va_list ap;
 
-	if (user)
-		return distenv_vars_add(d->vars, name, user,
-					DISTENV_ACTION_KEPT, d->err,
-					"kept (set by user)");
+	if (!distenv_derived_find(name))
+		return distenv_error_set(d->err, name,
+					 "add it to distenv_derived_vars "
+					 "(distenv_derived.c)",
+					 "internal: not a derived variable");
 	va_start(ap, reason_fmt);
 	vsnprintf(reason, sizeof(reason), reason_fmt, ap);
 	va_end(ap);
-	return distenv_vars_add(d->vars, name, value, DISTENV_ACTION_SET,
-				d->err, "%s", reason);
+	return add_var(d, name, value, reason);
 }
 
 static int emit_u32(struct derivation *d, const char *name, uint32_t value,
@@ -897,6 +912,60 @@ static int local_addr(const struct derivation *d, char *buf, size_t len)
 	return 0;
 }
 
+static int check_elastic_nodes(struct derivation *d, uint32_t lo,
+			       uint32_t hi)
+{
+	const struct distenv_step *s = d->step;
+	char where[DISTENV_HOST_MAX + 32];
+
+	if (s->nnodes >= lo && s->nnodes <= hi)
+		return 0;
+	snprintf(where, sizeof(where), "--distenv-nodes=%u:%u", lo, hi);
+	return distenv_error_set(
+		d->err, where,
+		"ask for a node count in that range (srun -N), or widen "
+		"--distenv-nodes",
+		"the step has %u nodes: the rendezvous would wait for %s",
+		s->nnodes,
+		s->nnodes < lo ? "nodes that never come" :
+				 "fewer nodes than it has");
+}
+
+/* MASTER_ADDR:MASTER_PORT as they are in force, an IPv6 address in
+ * brackets. */
+static int emit_rdzv_endpoint(struct derivation *d)
+{
+	const char *addr = distenv_vars_value(d->vars, "MASTER_ADDR");
+	const char *port = distenv_vars_value(d->vars, "MASTER_PORT");
+	char endpoint[DISTENV_IP_TEXT_MAX + 16];
+
+	snprintf(endpoint, sizeof(endpoint), strchr(addr ? addr : "", ':') ?
+		 "[%s]:%s" : "%s:%s", addr ? addr : "", port ? port : "");
+	return emit(d, "PET_RDZV_ENDPOINT", endpoint,
+		    "MASTER_ADDR:MASTER_PORT, where node index 0 hosts the "
+		    "rendezvous store");
+}
+
+/* Workers restart after a failure (MAX_RESTARTS) or when nodes come and
+ * go (MIN < MAX). Since torch 2.5 (pytorch/pytorch PR 128096) torchrun
+ * shares its rendezvous TCPStore with the workers, with keys that do not
+ * change per attempt, so restarted workers read the failed attempt's
+ * addresses and the restart hangs (pytorch/pytorch issue 135712;
+ * measured with torch 2.13 in tests/cluster/llamafactory.bats). Not
+ * sharing it gives each attempt a store of its own on rank 0. */
+static int emit_store_sharing(struct derivation *d, uint32_t lo, uint32_t hi)
+{
+	uint32_t restarts = d->req->max_restarts;
+
+	if (!restarts && lo >= hi)
+		return 0;
+	return emit(d, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1",
+		    "workers may restart (MAX_RESTARTS=%u, nodes %u:%u): with "
+		    "the rendezvous store shared (torch >= 2.5), restarted "
+		    "workers read the failed attempt's keys and hang (pytorch "
+		    "issue 135712)", restarts, lo, hi);
+}
+
 /*
  * The c10d (elastic) rendezvous, for --distenv=elastic and for torchrun
  * mode when the user exported RDZV_ID.
@@ -931,22 +1000,10 @@ static int emit_elastic(struct derivation *d)
 	uint32_t hi = r->max_nodes ? r->max_nodes : s->nnodes;
 	uint32_t restarts = 0;
 	const char *rc = distenv_env_get(s->envp, "SLURM_RESTART_COUNT");
-	const char *addr, *port;
-	char id[64], nodes[32], endpoint[DISTENV_IP_TEXT_MAX + 16];
-	char laddr[DISTENV_IP_TEXT_MAX];
-	char where[DISTENV_HOST_MAX + 32];
+	char id[64], nodes[32], laddr[DISTENV_IP_TEXT_MAX];
 
-	if (s->nnodes < lo || s->nnodes > hi) {
-		snprintf(where, sizeof(where), "--distenv-nodes=%u:%u", lo, hi);
-		return distenv_error_set(
-			d->err, where,
-			"ask for a node count in that range (srun -N), or widen "
-			"--distenv-nodes",
-			"the step has %u nodes: the rendezvous would wait for "
-			"%s", s->nnodes,
-			s->nnodes < lo ? "nodes that never come" :
-					 "fewer nodes than it has");
-	}
+	if (check_elastic_nodes(d, lo, hi))
+		return -1;
 	if (rc && distenv_parse_u32(rc, 1000000, &restarts))
 		restarts = 0;
 	snprintf(id, sizeof(id), "%u.%u.%u", s->job_id, s->step_id, restarts);
@@ -976,14 +1033,8 @@ static int emit_elastic(struct derivation *d)
 		 "rendezvous, which hands out the node ranks (NODE_RANK is not "
 		 "used)"))
 		return -1;
-	addr = distenv_vars_value(d->vars, "MASTER_ADDR");
-	port = distenv_vars_value(d->vars, "MASTER_PORT");
-	snprintf(endpoint, sizeof(endpoint), strchr(addr ? addr : "", ':') ?
-		 "[%s]:%s" : "%s:%s", addr ? addr : "", port ? port : "");
-	if (emit(d, "PET_RDZV_ENDPOINT", endpoint,
-		 "MASTER_ADDR:MASTER_PORT, where node index 0 hosts the "
-		 "rendezvous store") ||
-	    emit_pet(d, "RDZV_ID") || emit_pet(d, "MAX_RESTARTS") ||
+	if (emit_rdzv_endpoint(d) || emit_pet(d, "RDZV_ID") ||
+	    emit_pet(d, "MAX_RESTARTS") ||
 	    emit(d, "PET_RDZV_CONF", s->node_id == 0 ? "is_host=1" : "is_host=0",
 		 "%s", s->node_id == 0 ?
 		 "this node hosts the store: torchrun's guess from the host "
@@ -996,22 +1047,7 @@ static int emit_elastic(struct derivation *d)
 		 "the workers as MASTER_ADDR, else its host name's (loopback "
 		 "on Debian's /etc/hosts)", d->master.ifname))
 		return -1;
-	/* Workers restart after a failure (MAX_RESTARTS) or when nodes
-	 * come and go (MIN < MAX). Since torch 2.5 (pytorch/pytorch PR
-	 * 128096) torchrun shares its rendezvous TCPStore with the workers,
-	 * with keys that do not change per attempt, so restarted workers
-	 * read the failed attempt's addresses and the restart hangs
-	 * (pytorch/pytorch issue 135712; measured with torch 2.13 in
-	 * tests/cluster/llamafactory.bats). Not sharing it gives each
-	 * attempt a store of its own on rank 0. */
-	if ((r->max_restarts || lo < hi) &&
-	    emit(d, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1",
-		 "workers may restart (MAX_RESTARTS=%u, nodes %u:%u): with "
-		 "the rendezvous store shared (torch >= 2.5), restarted "
-		 "workers read the failed attempt's keys and hang (pytorch "
-		 "issue 135712)", r->max_restarts, lo, hi))
-		return -1;
-	return 0;
+	return emit_store_sharing(d, lo, hi);
 }
 
 /*
@@ -1076,12 +1112,13 @@ static int derive_tasks(struct derivation *d)
 static int emit_site_vars(struct derivation *d)
 {
 	const struct distenv_site *site = d->site;
+	char reason[DISTENV_PARTITION_MAX + 32];
 	size_t i;
 
+	snprintf(reason, sizeof(reason), "site policy%s%s",
+		 site->partition[0] ? ", partition " : "", site->partition);
 	for (i = 0; i < site->n_vars; i++)
-		if (emit(d, site->vars[i].name, site->vars[i].value,
-			 "site policy%s%s", site->partition[0] ? ", partition " : "",
-			 site->partition))
+		if (add_var(d, site->vars[i].name, site->vars[i].value, reason))
 			return -1;
 	return 0;
 }

@@ -3,7 +3,9 @@
  * once from the task's environment. Every GPU count in distenv comes from
  * here: NPROC_PER_NODE, the LOCAL_RANK note of tasks mode, the GPUs
  * NCCL_IB_HCA serves (distenv_topo_node_gpus), the memory plan of
- * `distenv prepare` and --distenv-lf-config. Pure: no system call.
+ * `distenv prepare` and --distenv-lf-config. Pure: no system call. (The
+ * node's own GPUs, which the NVIDIA driver lists, are the topology's:
+ * distenv_topo_driver_gpus in plugin/topo, the one reader of that list.)
  *
  * What Slurm 22.05 puts into a task's environment (srun(1), OUTPUT
  * ENVIRONMENT VARIABLES; src/plugins/gres/common/gres_common.c,

@@ -361,66 +361,36 @@ int distenv_master_choose(const struct distenv_net *net, const char *node_name,
 					   on_master, out, err);
 }
 
-int distenv_master_choose_prefs(const struct distenv_net *net,
-				const struct distenv_master_prefs *prefs,
-				const char *node_name, int multi_node,
-				int on_master,
-				struct distenv_master_choice *out,
-				struct distenv_error *err)
+/* The reason of the address taken: the name, what it resolves to here,
+ * the loopback address passed over, and the site's family order. */
+static void set_addr_reason(const char *host, const char *skipped,
+			    const struct distenv_master_prefs *prefs,
+			    struct distenv_master_choice *out)
 {
-	const char *host = net->resolved_host ? net->resolved_host : "?";
-	char where[256], names[256], skipped[DISTENV_IP_TEXT_MAX] = "";
+	snprintf(out->addr_reason, sizeof(out->addr_reason),
+		 "%s resolves to %s on this node%s%s%s%s", host, out->addr,
+		 skipped[0] ? " (loopback " : "", skipped,
+		 skipped[0] ? " skipped)" : "",
+		 prefs && prefs->family != DISTENV_FAMILY_ANY
+			 ? (prefs->family == DISTENV_FAMILY_IPV4
+				    ? " (site policy: IPv4 first)"
+				    : " (site policy: IPv6 first)")
+			 : "");
+}
+
+/* Why no address of the master is usable here, each case with its fix:
+ * the name resolves only to loopback (multi-node step), to nothing, only
+ * through an interface NCCL cannot use, only through interfaces the site
+ * leaves out, or through none at all. */
+static int fail_no_master(const struct distenv_net *net,
+			  const struct distenv_master_prefs *prefs,
+			  const char *where, const char *skipped,
+			  int multi_node, int filtered,
+			  const struct distenv_master_choice *out,
+			  struct distenv_error *err)
+{
+	char names[256];
 	size_t i;
-	int pass, filtered = 0;
-
-	memset(out, 0, sizeof(*out));
-	snprintf(where, sizeof(where), "node %s: master host %s", node_name,
-		 host);
-	if (net->resolve_error)
-		return distenv_error_set(
-			err, where,
-			"add the master's cluster address to /etc/hosts or "
-			"DNS on this node, or export MASTER_ADDR=<address>",
-			"cannot resolve the name: %s", net->resolve_error);
-
-	/* Pass 0 takes only non-loopback addresses; pass 1, allowed only in
-	 * a single-node step, takes loopback ones as well. Within a pass,
-	 * the addresses are walked twice (k / n is the family pass). */
-	for (pass = 0; pass < (multi_node ? 1 : 2); pass++) {
-		size_t k, n = net->n_addrs;
-
-		for (k = 0; k < 2 * n; k++) {
-			const struct distenv_addr *a = &net->addrs[k % n];
-			int loop = distenv_ip_is_loopback(&a->ip);
-
-			if (!in_family_pass(prefs, &a->ip, (int)(k / n)) ||
-			    distenv_ip_is_link_local(&a->ip))
-				continue;
-			if (loop && pass == 0) {
-				if (!skipped[0])
-					distenv_ip_format(&a->ip, skipped,
-							  sizeof(skipped));
-				continue;
-			}
-			out->ip = a->ip;
-			distenv_ip_format(&a->ip, out->addr, sizeof(out->addr));
-			if (pick_iface(net, a, multi_node, on_master, prefs,
-				       &filtered, out))
-				continue;
-			snprintf(out->addr_reason, sizeof(out->addr_reason),
-				 "%s resolves to %s on this node%s%s%s%s", host,
-				 out->addr, skipped[0] ? " (loopback " : "",
-				 skipped, skipped[0] ? " skipped)" : "",
-				 prefs && prefs->family != DISTENV_FAMILY_ANY
-					 ? (prefs->family == DISTENV_FAMILY_IPV4
-						    ? " (site policy: IPv4 first)"
-						    : " (site policy: IPv6 first)")
-					 : "");
-			if (multi_node && out->n_peers > 1)
-				shared_subnet_warning(net, node_name, out);
-			return 0;
-		}
-	}
 
 	distenv_iface_names(net->ifaces, net->n_ifaces, names, sizeof(names));
 	if (skipped[0] && multi_node) {
@@ -464,6 +434,61 @@ int distenv_master_choose_prefs(const struct distenv_net *net,
 		"node's routes (ip route)",
 		"no interface of this node reaches %s (interfaces: %s)",
 		out->addr[0] ? out->addr : "any of its addresses", names);
+}
+
+int distenv_master_choose_prefs(const struct distenv_net *net,
+				const struct distenv_master_prefs *prefs,
+				const char *node_name, int multi_node,
+				int on_master,
+				struct distenv_master_choice *out,
+				struct distenv_error *err)
+{
+	const char *host = net->resolved_host ? net->resolved_host : "?";
+	char where[256], skipped[DISTENV_IP_TEXT_MAX] = "";
+	int pass, filtered = 0;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(where, sizeof(where), "node %s: master host %s", node_name,
+		 host);
+	if (net->resolve_error)
+		return distenv_error_set(
+			err, where,
+			"add the master's cluster address to /etc/hosts or "
+			"DNS on this node, or export MASTER_ADDR=<address>",
+			"cannot resolve the name: %s", net->resolve_error);
+
+	/* Pass 0 takes only non-loopback addresses; pass 1, allowed only in
+	 * a single-node step, takes loopback ones as well. Within a pass,
+	 * the addresses are walked twice (k / n is the family pass). */
+	for (pass = 0; pass < (multi_node ? 1 : 2); pass++) {
+		size_t k, n = net->n_addrs;
+
+		for (k = 0; k < 2 * n; k++) {
+			const struct distenv_addr *a = &net->addrs[k % n];
+			int loop = distenv_ip_is_loopback(&a->ip);
+
+			if (!in_family_pass(prefs, &a->ip, (int)(k / n)) ||
+			    distenv_ip_is_link_local(&a->ip))
+				continue;
+			if (loop && pass == 0) {
+				if (!skipped[0])
+					distenv_ip_format(&a->ip, skipped,
+							  sizeof(skipped));
+				continue;
+			}
+			out->ip = a->ip;
+			distenv_ip_format(&a->ip, out->addr, sizeof(out->addr));
+			if (pick_iface(net, a, multi_node, on_master, prefs,
+				       &filtered, out))
+				continue;
+			set_addr_reason(host, skipped, prefs, out);
+			if (multi_node && out->n_peers > 1)
+				shared_subnet_warning(net, node_name, out);
+			return 0;
+		}
+	}
+	return fail_no_master(net, prefs, where, skipped, multi_node, filtered,
+			      out, err);
 }
 
 int distenv_master_reaches_addr(const struct distenv_net *net,

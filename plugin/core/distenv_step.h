@@ -46,7 +46,7 @@ struct distenv_step {
 	uint16_t ephemeral_lo;   /* kernel ephemeral port range */
 	uint16_t ephemeral_hi;
 	const char *const *envp; /* the task's environment */
-	/* This node's topology (plugin/topo/distenv_topo.h), loaded once
+	/* This node's topology (distenv_topo.h), loaded once
 	 * per step per node, or NULL: no topology, and no NCCL_IB_HCA. */
 	const struct distenv_topo *topo;
 	const char *topo_note; /* where it came from, or why there is none,

@@ -12,17 +12,18 @@ static void set_name(struct lf_doc *doc, const char *name)
 	snprintf(doc->name, sizeof(doc->name), "%s", name ? name : "(input)");
 }
 
-int lf_doc_load(struct lf_doc *doc, const char *name, const char *buf,
-		size_t len, struct distenv_error *err)
+/* "FILE:LINE:COL" of a libyaml mark (0-based) as editors count (1-based). */
+static void mark_where(const struct lf_doc *doc, const yaml_mark_t *m,
+		       char *buf, size_t len)
 {
-	yaml_parser_t parser;
-	yaml_document_t extra;
-	yaml_node_t *root;
-	char where[LF_DOC_NAME_MAX + 32];
-	int rc = -1;
+	snprintf(buf, len, "%s:%zu:%zu", doc->name, m->line + 1,
+		 m->column + 1);
+}
 
-	memset(doc, 0, sizeof(*doc));
-	set_name(doc, name);
+/* The text libyaml parses: doc's own copy, at most LF_DOC_MAX_BYTES. */
+static int copy_text(struct lf_doc *doc, const char *buf, size_t len,
+		     struct distenv_error *err)
+{
 	if (len > LF_DOC_MAX_BYTES)
 		return distenv_error_set(err, doc->name, "give a smaller file",
 					 "file is %zu bytes, more than the %u "
@@ -40,6 +41,91 @@ int lf_doc_load(struct lf_doc *doc, const char *name, const char *buf,
 	memcpy(doc->text, buf, len);
 	doc->text[len] = '\0';
 	doc->len = len;
+	return 0;
+}
+
+static int fail_syntax(const struct lf_doc *doc, const yaml_parser_t *parser,
+		       struct distenv_error *err)
+{
+	/* libyaml notices an unclosed bracket or quote where the text ends
+	 * or the next key starts, a line or more after the mistake; its
+	 * context mark is where the construct began, which is where the
+	 * user looks. */
+	char where[LF_DOC_NAME_MAX + 32];
+
+	mark_where(doc, parser->context ? &parser->context_mark :
+					  &parser->problem_mark,
+		   where, sizeof(where));
+	if (parser->context)
+		return distenv_error_set(
+			err, where, "fix the syntax at that place",
+			"YAML/JSON syntax error: %s %s that starts here "
+			"(noticed at %zu:%zu)",
+			parser->problem ? parser->problem : "unknown",
+			parser->context, parser->problem_mark.line + 1,
+			parser->problem_mark.column + 1);
+	return distenv_error_set(err, where, "fix the syntax at that place",
+				 "YAML/JSON syntax error: %s",
+				 parser->problem ? parser->problem :
+						   "unknown");
+}
+
+/* The loaded document holds one mapping, as LLaMA-Factory's YAML does. */
+static int check_root(struct lf_doc *doc, struct distenv_error *err)
+{
+	yaml_node_t *root = yaml_document_get_root_node(&doc->ydoc);
+	char where[LF_DOC_NAME_MAX + 32];
+
+	if (!root)
+		return distenv_error_set(err, doc->name, "the file must hold a "
+					 "mapping of keys to values",
+					 "file is empty");
+	if (root->type != YAML_MAPPING_NODE) {
+		lf_node_where(doc, root, where, sizeof(where));
+		return distenv_error_set(err, where, "the file must hold a "
+					 "mapping of keys to values",
+					 "top level is not a mapping");
+	}
+	return 0;
+}
+
+/* A second document: PyYAML's safe_load refuses it too. */
+static int check_one_document(const struct lf_doc *doc,
+			      yaml_parser_t *parser, struct distenv_error *err)
+{
+	yaml_document_t extra;
+	yaml_node_t *second;
+	char where[LF_DOC_NAME_MAX + 32];
+
+	if (!yaml_parser_load(parser, &extra)) {
+		mark_where(doc, &parser->problem_mark, where, sizeof(where));
+		return distenv_error_set(err, where,
+					 "fix the syntax at that place",
+					 "YAML/JSON syntax error: %s",
+					 parser->problem ? parser->problem :
+							   "unknown");
+	}
+	second = yaml_document_get_root_node(&extra);
+	if (second)
+		mark_where(doc, &second->start_mark, where, sizeof(where));
+	yaml_document_delete(&extra);
+	if (second)
+		return distenv_error_set(err, where, "keep one document per "
+					 "file (remove the second '---')",
+					 "more than one YAML document");
+	return 0;
+}
+
+int lf_doc_load(struct lf_doc *doc, const char *name, const char *buf,
+		size_t len, struct distenv_error *err)
+{
+	yaml_parser_t parser;
+	int rc = -1;
+
+	memset(doc, 0, sizeof(*doc));
+	set_name(doc, name);
+	if (copy_text(doc, buf, len, err))
+		return -1;
 	if (!yaml_parser_initialize(&parser))
 		return distenv_error_set(err, doc->name, NULL,
 					 "cannot initialize libyaml");
@@ -47,69 +133,14 @@ int lf_doc_load(struct lf_doc *doc, const char *name, const char *buf,
 	 * other encodings are refused rather than guessed. */
 	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)doc->text,
-				     len);
+				     doc->len);
 	if (!yaml_parser_load(&parser, &doc->ydoc)) {
-		/* libyaml notices an unclosed bracket or quote where the
-		 * text ends or the next key starts, a line or more after
-		 * the mistake; its context mark is where the construct
-		 * began, which is where the user looks. */
-		const yaml_mark_t *m = parser.context ? &parser.context_mark :
-							 &parser.problem_mark;
-
-		snprintf(where, sizeof(where), "%s:%zu:%zu", doc->name,
-			 m->line + 1, m->column + 1);
-		if (parser.context)
-			distenv_error_set(
-				err, where, "fix the syntax at that place",
-				"YAML/JSON syntax error: %s %s that starts here "
-				"(noticed at %zu:%zu)",
-				parser.problem ? parser.problem : "unknown",
-				parser.context, parser.problem_mark.line + 1,
-				parser.problem_mark.column + 1);
-		else
-			distenv_error_set(err, where,
-					  "fix the syntax at that place",
-					  "YAML/JSON syntax error: %s",
-					  parser.problem ? parser.problem :
-							   "unknown");
+		fail_syntax(doc, &parser, err);
 		goto out;
 	}
 	doc->loaded = 1;
-	root = yaml_document_get_root_node(&doc->ydoc);
-	if (!root) {
-		distenv_error_set(err, doc->name, "the file must hold a mapping "
-				  "of keys to values", "file is empty");
+	if (check_root(doc, err) || check_one_document(doc, &parser, err))
 		goto out;
-	}
-	if (root->type != YAML_MAPPING_NODE) {
-		lf_node_where(doc, root, where, sizeof(where));
-		distenv_error_set(err, where, "the file must hold a mapping of "
-				  "keys to values", "top level is not a mapping");
-		goto out;
-	}
-	/* A second document: PyYAML's safe_load refuses it too. */
-	if (!yaml_parser_load(&parser, &extra)) {
-		snprintf(where, sizeof(where), "%s:%zu:%zu", doc->name,
-			 parser.problem_mark.line + 1,
-			 parser.problem_mark.column + 1);
-		distenv_error_set(err, where, "fix the syntax at that place",
-				  "YAML/JSON syntax error: %s",
-				  parser.problem ? parser.problem : "unknown");
-		goto out;
-	}
-	if (yaml_document_get_root_node(&extra)) {
-		yaml_node_t *second = yaml_document_get_root_node(&extra);
-
-		snprintf(where, sizeof(where), "%s:%zu:%zu", doc->name,
-			 second->start_mark.line + 1,
-			 second->start_mark.column + 1);
-		yaml_document_delete(&extra);
-		distenv_error_set(err, where, "keep one document per file "
-				  "(remove the second '---')",
-				  "more than one YAML document");
-		goto out;
-	}
-	yaml_document_delete(&extra);
 	rc = 0;
 out:
 	yaml_parser_delete(&parser);
@@ -159,8 +190,7 @@ void lf_node_where(const struct lf_doc *doc, const yaml_node_t *node,
 	if (!node)
 		snprintf(buf, len, "%s", doc->name);
 	else
-		snprintf(buf, len, "%s:%zu:%zu", doc->name,
-			 node->start_mark.line + 1, node->start_mark.column + 1);
+		mark_where(doc, &node->start_mark, buf, len);
 }
 
 const char *lf_scalar(const yaml_node_t *node)

@@ -101,88 +101,88 @@ static int optim_of(const struct lf_listing *ls, const char *dir, uint32_t r)
 	return -1;
 }
 
-int lf_resume_check(const struct lf_listing *ls,
-		    const struct lf_resume_input *in,
-		    struct lf_resume_result *res, struct distenv_error *err)
+/* The tag directory DeepSpeed saved under: `latest`'s word when read,
+ * else global_step<N> of checkpoint-<N>. */
+static void resume_tag(const struct lf_resume_input *in, char *tag,
+		       size_t len)
 {
-	struct lf_resume_result local;
-	struct lf_resume_result *r = res ? res : &local;
 	const char *ck = in->checkpoint;
-	char tagdir[384], tag[128], where[64], list[DISTENV_ERROR_TEXT];
-	uint32_t first = in->node_id * in->gpus_per_node, rank;
+
+	if (in->latest_tag && in->latest_tag[0])
+		snprintf(tag, len, "%.*s",
+			 (int)strcspn(in->latest_tag, " \t\r\n"),
+			 in->latest_tag);
+	else
+		snprintf(tag, len, "global_step%s",
+			 strchr(ck, '-') ? strchr(ck, '-') + 1 : "");
+}
+
+/* The ZeRO files of this node's ranks, ranks first to the node's last. */
+static void need_zero_files(const struct lf_listing *ls,
+			    const struct lf_resume_input *in,
+			    const char *tagdir, uint32_t first,
+			    struct lf_resume_result *r)
+{
+	uint32_t end = first + in->gpus_per_node, rank;
+	int named = -1;
+
+	/* a missing one is named as the node's other ranks name theirs
+	 * (bf16_ when none is there) */
+	for (rank = first; named < 0 && rank < end && rank < in->world_size;
+	     rank++)
+		named = optim_of(ls, tagdir, rank);
+	if (in->zero_stage < 3)
+		need(ls, r, 1, "%s/mp_rank_00_model_states.pt", tagdir);
+	for (rank = first; rank < end && rank < in->world_size; rank++) {
+		if (in->zero_stage == 3)
+			need(ls, r, 1,
+			     "%s/zero_pp_rank_%u_mp_rank_00_model_states.pt",
+			     tagdir, rank);
+		if (optim_of(ls, tagdir, rank) < 0) {
+			char path[512];
+
+			snprintf(path, sizeof(path),
+				 "%s/%szero_pp_rank_%u_mp_rank_00_optim_states.pt",
+				 tagdir, optim_prefix[named < 0 ? 0 : named],
+				 rank);
+			note(r, path, 1);
+		}
+	}
+}
+
+/* lf_resume.h: DeepSpeed 0.19 leaves `latest` on node 0 only, so on
+ * another node its absence says nothing of the save: alone it is
+ * restored (with tag), with others it is named after them. */
+static void restore_latest(struct lf_resume_result *r,
+			   const char *latest_path, const char *tag)
+{
+	size_t i;
+
+	for (i = 0; i < r->listed; i++)
+		if (!strcmp(r->missing[i], latest_path))
+			break;
+	if (i < r->listed) {
+		memmove(r->missing[i], r->missing[i + 1],
+			sizeof(r->missing[0]) * (r->listed - i - 1));
+		r->listed--;
+	}
+	if (r->missing_required == 1) {
+		r->missing_required = 0;
+		r->latest_restorable = 1;
+		snprintf(r->tag, sizeof(r->tag), "%s", tag);
+	} else {
+		snprintf(r->missing[r->listed++], sizeof(r->missing[0]), "%s",
+			 latest_path);
+	}
+}
+
+static int fail_missing(const struct lf_resume_input *in,
+			const struct lf_resume_result *r,
+			struct distenv_error *err)
+{
+	char where[64], list[DISTENV_ERROR_TEXT];
 	size_t i, used = 0;
-	char latest_path[384];
-	int no_latest = 0, named = -1;
 
-	memset(r, 0, sizeof(*r));
-	snprintf(latest_path, sizeof(latest_path), "%s/latest", ck);
-	need(ls, r, 1, "%s/trainer_state.json", ck);
-	if (in->zero_stage > 0) {
-		no_latest = !has(ls, latest_path);
-		need(ls, r, 1, "%s", latest_path);
-		if (in->latest_tag && in->latest_tag[0])
-			snprintf(tag, sizeof(tag), "%.*s",
-				 (int)strcspn(in->latest_tag, " \t\r\n"),
-				 in->latest_tag);
-		else
-			snprintf(tag, sizeof(tag), "global_step%s",
-				 strchr(ck, '-') ? strchr(ck, '-') + 1 : "");
-		snprintf(tagdir, sizeof(tagdir), "%s/%s", ck, tag);
-		/* a missing one is named as the node's other ranks name
-		 * theirs (bf16_ when none is there) */
-		for (rank = first; named < 0 &&
-				   rank < first + in->gpus_per_node &&
-				   rank < in->world_size; rank++)
-			named = optim_of(ls, tagdir, rank);
-		if (in->zero_stage < 3)
-			need(ls, r, 1, "%s/mp_rank_00_model_states.pt", tagdir);
-		for (rank = first; rank < first + in->gpus_per_node &&
-				   rank < in->world_size; rank++) {
-			if (in->zero_stage == 3)
-				need(ls, r, 1,
-				     "%s/zero_pp_rank_%u_mp_rank_00_model_states.pt",
-				     tagdir, rank);
-			if (optim_of(ls, tagdir, rank) < 0) {
-				char path[512];
-
-				snprintf(path, sizeof(path),
-					 "%s/%szero_pp_rank_%u_mp_rank_00_optim_states.pt",
-					 tagdir, optim_prefix[named < 0 ? 0 : named],
-					 rank);
-				note(r, path, 1);
-			}
-		}
-	}
-	for (rank = first; rank < first + in->gpus_per_node &&
-			   rank < in->world_size; rank++) {
-		if (in->world_size > 1)
-			need(ls, r, 0, "%s/rng_state_%u.pth", ck, rank);
-		else
-			need(ls, r, 0, "%s/rng_state.pth", ck);
-	}
-	if (no_latest && in->restore_latest && in->node_id > 0) {
-		/* lf_resume.h: DeepSpeed 0.19 leaves it on node 0 only, so
-		 * here it says nothing of the save: alone it is restored,
-		 * with others it is named after them */
-		for (i = 0; i < r->listed; i++)
-			if (!strcmp(r->missing[i], latest_path))
-				break;
-		if (i < r->listed) {
-			memmove(r->missing[i], r->missing[i + 1],
-				sizeof(r->missing[0]) * (r->listed - i - 1));
-			r->listed--;
-		}
-		if (r->missing_required == 1) {
-			r->missing_required = 0;
-			r->latest_restorable = 1;
-			snprintf(r->tag, sizeof(r->tag), "%s", tag);
-		} else {
-			snprintf(r->missing[r->listed++], sizeof(r->missing[0]),
-				 "%s", latest_path);
-		}
-	}
-	if (!r->missing_required)
-		return 0;
 	list[0] = '\0';
 	for (i = 0; i < r->listed && used < sizeof(list) - 160 && i < 4; i++)
 		used += (size_t)snprintf(list + used, sizeof(list) - used,
@@ -196,6 +196,42 @@ int lf_resume_check(const struct lf_listing *ls,
 				 "files to this node",
 				 "cannot resume from %s: %zu file(s) this "
 				 "node's ranks need are missing: %s%s",
-				 ck, r->missing_required + r->missing_rng, list,
+				 in->checkpoint,
+				 r->missing_required + r->missing_rng, list,
 				 r->listed > 4 ? ", ..." : "");
+}
+
+int lf_resume_check(const struct lf_listing *ls,
+		    const struct lf_resume_input *in,
+		    struct lf_resume_result *res, struct distenv_error *err)
+{
+	struct lf_resume_result local;
+	struct lf_resume_result *r = res ? res : &local;
+	const char *ck = in->checkpoint;
+	char tagdir[384], tag[128], latest_path[384];
+	uint32_t first = in->node_id * in->gpus_per_node, rank;
+	int no_latest = 0;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(latest_path, sizeof(latest_path), "%s/latest", ck);
+	need(ls, r, 1, "%s/trainer_state.json", ck);
+	if (in->zero_stage > 0) {
+		no_latest = !has(ls, latest_path);
+		need(ls, r, 1, "%s", latest_path);
+		resume_tag(in, tag, sizeof(tag));
+		snprintf(tagdir, sizeof(tagdir), "%s/%s", ck, tag);
+		need_zero_files(ls, in, tagdir, first, r);
+	}
+	for (rank = first; rank < first + in->gpus_per_node &&
+			   rank < in->world_size; rank++) {
+		if (in->world_size > 1)
+			need(ls, r, 0, "%s/rng_state_%u.pth", ck, rank);
+		else
+			need(ls, r, 0, "%s/rng_state.pth", ck);
+	}
+	if (no_latest && in->restore_latest && in->node_id > 0)
+		restore_latest(r, latest_path, tag);
+	if (!r->missing_required)
+		return 0;
+	return fail_missing(in, r, err);
 }

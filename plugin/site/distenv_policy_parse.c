@@ -20,6 +20,7 @@
 
 #include <yaml.h>
 
+#include "distenv_derived.h"
 #include "distenv_ifspec.h"
 #include "distenv_master.h"
 #include "distenv_vars.h"
@@ -408,24 +409,15 @@ static int h_topology_xml(struct parser *p, struct distenv_policy *pol,
 }
 
 /* Variables the site may not set: distenv derives them per step (the
- * list in distenv_derive.h), torchrun owns TORCHELASTIC_*
- * (docs/contracts.md 3), Slurm owns SLURM_*. */
+ * table of distenv_derived.h, with how a site steers each), torchrun owns
+ * TORCHELASTIC_* (docs/contracts.md 3), Slurm owns SLURM_*, and PET_* and
+ * DISTENV_* are distenv's names. */
 static const char *reserved_reason(const char *name)
 {
-	static const char *const derived[] = {
-		"NNODES", "NODE_RANK", "RANK", "NPROC_PER_NODE", "MASTER_ADDR",
-		"MASTER_PORT", "FORCE_TORCHRUN", "WORLD_SIZE", "LOCAL_RANK",
-		"LOCAL_WORLD_SIZE", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME",
-		NULL};
-	size_t i;
+	const struct distenv_derived_var *derived = distenv_derived_find(name);
 
-	for (i = 0; derived[i]; i++)
-		if (strcmp(name, derived[i]) == 0)
-			return "distenv derives it for each step (use "
-			       "port_range:, interfaces: or master_name: to "
-			       "steer it)";
-	if (strcmp(name, "NCCL_IB_HCA") == 0)
-		return "distenv derives it from the topology (use hca:)";
+	if (derived)
+		return derived->site_fix;
 	if (strncmp(name, "PET_", 4) == 0 || strncmp(name, "DISTENV_", 8) == 0)
 		return "distenv sets it";
 	if (strncmp(name, "TORCHELASTIC_", 13) == 0)

@@ -16,7 +16,6 @@
  * failed request to slurmctld is kept for the tasks, which report it
  * from task_init as they did when each asked.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,23 +37,6 @@ static int is_task_step(spank_t sp)
 		return 0;
 	return step_id != SLURM_EXTERN_CONT && step_id != SLURM_BATCH_SCRIPT &&
 	       step_id != SLURM_INTERACTIVE_STEP;
-}
-
-/* Whether this node has an NVIDIA GPU the driver lists: without one
- * there is nothing to rank, and a native hwloc load (tens of
- * milliseconds, bench/topo_bench) would only slow the launch. */
-static int node_has_nvidia_gpus(void)
-{
-	DIR *dir = opendir(DISTENV_NVIDIA_GPUS_DIR);
-	struct dirent *e;
-	int found = 0;
-
-	if (!dir)
-		return 0;
-	while (!found && (e = readdir(dir)))
-		found = e->d_name[0] != '.';
-	closedir(dir);
-	return found;
 }
 
 int distenv_topo_load_into(const char *xml, struct distenv_topo **out,
@@ -150,7 +132,7 @@ int distenv_remote_user_init(spank_t sp)
 	    st->topo_user_xml[0])
 		return 0;
 	st->topo_user_xml[0] = '\0';
-	if (!node_has_nvidia_gpus()) {
+	if (!distenv_topo_driver_gpus(DISTENV_NVIDIA_GPUS_DIR)) {
 		snprintf(st->topo_note, sizeof(st->topo_note),
 			 "none (no NVIDIA GPU listed in %s), so no NCCL_IB_HCA",
 			 DISTENV_NVIDIA_GPUS_DIR);

@@ -160,6 +160,20 @@ static const struct distenv_file_rules gpu_info_rules = {
 	.max = 4096,
 };
 
+unsigned distenv_topo_driver_gpus(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 static void read_driver_info(hwloc_topology_t t, const char *dir,
 			     struct distenv_topo *topo)
 {

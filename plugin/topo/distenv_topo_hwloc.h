@@ -13,6 +13,12 @@
  * holding an "information" file (docs/contracts.md 7). */
 #define DISTENV_NVIDIA_GPUS_DIR "/proc/driver/nvidia/gpus"
 
+/* How many GPUs the NVIDIA driver lists in dir (DISTENV_NVIDIA_GPUS_DIR,
+ * or another of its layout): its entries but "." names; 0 when it cannot
+ * be read. Without one there is nothing to rank, and a native hwloc load
+ * (tens of milliseconds, bench/topo_bench) would only slow the launch. */
+unsigned distenv_topo_driver_gpus(const char *dir);
+
 /*
  * Load the topology with I/O objects (HWLOC_TYPE_FILTER_KEEP_IMPORTANT:
  * PCI devices and bridges that lead to them, network and OpenFabrics OS

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "distenv_derived.h"
 #include "distenv_policy.h"
 
 static struct distenv_policy_file file;
@@ -383,6 +384,30 @@ static void env_names_and_values(void **state)
 	fails("env:\n  A:\n", "t.yaml:2:5", "env: A: no value given");
 }
 
+/* Every variable the derivation sets is refused in env:, with the fix
+ * of its entry in distenv_derived.h; the elastic ones too. */
+static void env_derived_names(void **state)
+{
+	char text[128], what[128];
+	size_t i;
+
+	(void)state;
+	assert_true(distenv_derived_count >= 30);
+	for (i = 0; i < distenv_derived_count; i++) {
+		const struct distenv_derived_var *v = &distenv_derived_vars[i];
+
+		snprintf(text, sizeof(text), "env:\n  %s: x\n", v->name);
+		snprintf(what, sizeof(what),
+			 "env: %s cannot be set by the site policy", v->name);
+		fails(text, "t.yaml:2:3", what);
+		assert_string_equal(err.fix, v->site_fix);
+		teardown(NULL);
+	}
+	fails("env:\n  MAX_RESTARTS: 3\n", "t.yaml:2:3",
+	      "env: MAX_RESTARTS cannot be set by the site policy");
+	assert_non_null(strstr(err.fix, "--distenv-max-restarts"));
+}
+
 static void duplicates_and_yaml_features(void **state)
 {
 	(void)state;
@@ -468,6 +493,7 @@ int main(void)
 		cmocka_unit_test_teardown(wrong_types, teardown),
 		cmocka_unit_test_teardown(invalid_values, teardown),
 		cmocka_unit_test_teardown(env_names_and_values, teardown),
+		cmocka_unit_test_teardown(env_derived_names, teardown),
 		cmocka_unit_test_teardown(duplicates_and_yaml_features, teardown),
 		cmocka_unit_test_teardown(merged_env_limit, teardown),
 		cmocka_unit_test_teardown(bytes_that_are_not_text, teardown),

@@ -296,8 +296,10 @@ static void driver_info(void **state)
 
 	(void)state;
 	fake_driver();
+	assert_int_equal(distenv_topo_driver_gpus(fake_dir), 4);
 	load(JURECA, fake_dir);
 	unfake_driver();
+	assert_int_equal(distenv_topo_driver_gpus(fake_dir), 0);
 	assert_true(topo.have_driver_info);
 	assert_int_equal(topo.gpus[0].minor, 3);
 	/* index 0 = minor 0 = the GPU at c4:00.0 */
