@@ -1,25 +1,19 @@
 /*
- * cmd_check_config.c: `distenv check-config FILE [--partition NAME]
- * [--trust-owner]`: load a site policy file exactly as the plugin does
- * (same owner and mode checks, same parser) and print the effective
- * policy of every partition the file names, and of the others, with
- * where each value comes from. An admin runs it before putting the file
- * on the plugstack line.
+ * cmd_check_config.c: `distenv check-config FILE`: load a site policy
+ * file exactly as the plugin does (same owner and mode checks, same
+ * parser) and print the effective policy of every partition the file
+ * names, and of the others, with where each value comes from. An admin
+ * runs it before putting the file on the plugstack line.
  *
  * Exit status: 0 valid, 1 refused or invalid (the error says
  * FILE:LINE:COL, what and the accepted values), 2 usage.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "distenv_policy.h"
-
-static const char usage_fix[] =
-	"usage: distenv check-config FILE [--partition NAME] [--trust-owner], "
-	"or distenv check-config [--slurm-conf PATH]";
 
 /* Where the value of key comes from for partition part (NULL: none). */
 static const char *source(const struct distenv_policy_file *f,
@@ -138,44 +132,37 @@ static void print_policy(const struct distenv_policy_file *f,
 
 int distenv_cmd_check_config(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"partition", required_argument, NULL, 'p'},
-		{"trust-owner", no_argument, NULL, 't'},
-		{"slurm-conf", required_argument, NULL, 's'},
-		{NULL, 0, NULL, 0}};
-	const char *slurm_conf = NULL;
+	struct distenv_cmd_options o;
+	const char *slurm_conf = NULL, *value;
 	struct distenv_policy_file f;
 	struct distenv_error err;
 	const char *partition = NULL, *path;
 	char abs_path[2 * DISTENV_SITE_PATH_MAX];
 	int flags = DISTENV_POLICY_LOAD_STRICT;
 	size_t i;
-	int c;
+	int id, rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c == 'p') {
-			partition = optarg;
-		} else if (c == 't') {
+	distenv_error_clear(&err);
+	distenv_cmd_options_begin(&o, argv);
+	while ((id = distenv_cmd_option(&o, argc, argv, &value, &err)) >= 0) {
+		if (id == DISTENV_OPT_PARTITION)
+			partition = value;
+		else if (id == DISTENV_OPT_TRUST_OWNER)
 			flags |= DISTENV_POLICY_LOAD_TRUST_OWNER;
-		} else if (c == 's') {
-			slurm_conf = optarg;
-		} else {
-			fprintf(stderr, "distenv: error: %s: unknown option or "
-					"missing value. %s\n",
-				argv[optind - 1], usage_fix);
-			return 2;
-		}
+		else if (id == DISTENV_OPT_SLURM_CONF)
+			slurm_conf = value;
 	}
+	rc = distenv_cmd_options_end(&o, id, argc, argv, 0, 1, &err);
+	if (rc >= 0)
+		return rc;
 	/* No FILE: the configuration slurmd runs (cmd_check_slurm.c). */
 	if (argc == optind)
 		return distenv_check_slurm_conf(slurm_conf);
-	if (argc - optind != 1 || slurm_conf) {
-		fprintf(stderr, "distenv: error: %s. %s\n",
-			slurm_conf ? "--slurm-conf takes no FILE" :
-				     "one FILE only", usage_fix);
-		return 2;
+	if (slurm_conf) {
+		distenv_error_set(&err, "--slurm-conf", o.fix,
+				  "reads slurm.conf, not FILE: give one of "
+				  "them");
+		return distenv_cmd_usage_error(&err);
 	}
 	path = argv[optind];
 	/* The loader takes absolute paths only (the plugin's config= is
@@ -192,7 +179,6 @@ int distenv_cmd_check_config(int argc, char **argv)
 		}
 		path = abs_path;
 	}
-	distenv_error_clear(&err);
 	distenv_policy_file_init(&f);
 	if (distenv_policy_load(path, flags, &f, &err)) {
 		distenv_policy_file_free(&f);

@@ -4,78 +4,35 @@
  * `eval "$(distenv env)"` inside srun works where the plugin is not
  * installed.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "distenv_format.h"
-#include "distenv_ifspec.h"
 #include "distenv_sys.h"
 #include "distenv_topo.h"
 #include "distenv_topo_hwloc.h"
 
 extern char **environ;
 
-/* Parse the options after the subcommand into req. */
-static int parse_request(int argc, char **argv, struct distenv_request *req,
-			 struct distenv_error *err)
+/* The options after the subcommand into req. Returns -1 to go on, else
+ * the exit status (0 after --help, 2 a usage error, printed). */
+static int parse_request(int argc, char **argv, struct distenv_request *req)
 {
-	static const struct option longopts[] = {
-		{"mode", required_argument, NULL, 'm'},
-		{"port", required_argument, NULL, 'p'},
-		{"ifname", required_argument, NULL, 'i'},
-		{"nproc", required_argument, NULL, 'n'},
-		{"nodes", required_argument, NULL, 'N'},
-		{"max-restarts", required_argument, NULL, 'r'},
-		{NULL, 0, NULL, 0}};
-	int c;
+	struct distenv_cmd_options o;
+	struct distenv_error err;
+	const char *value;
+	int id;
 
 	memset(req, 0, sizeof(*req));
 	req->mode = DISTENV_MODE_TORCHRUN;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		int rc = 0;
-
-		switch (c) {
-		case 'm':
-			rc = distenv_parse_mode(optarg, "--mode", &req->mode, err);
-			break;
-		case 'p':
-			rc = distenv_parse_port(optarg, "--port", &req->port, err);
-			break;
-		case 'i':
-			rc = distenv_ifspec_validate(optarg, "--ifname", err);
-			snprintf(req->ifname, sizeof(req->ifname), "%s", optarg);
-			break;
-		case 'n':
-			rc = distenv_parse_nproc(optarg, "--nproc", &req->nproc,
-						 err);
-			break;
-		case 'N':
-			rc = distenv_parse_nodes_range(optarg, "--nodes",
-						       &req->min_nodes,
-						       &req->max_nodes, err);
-			break;
-		case 'r':
-			rc = distenv_parse_max_restarts(optarg, "--max-restarts",
-							&req->max_restarts, err);
-			req->max_restarts_given = 1;
-			break;
-		default:
-			return distenv_error_set(err, argv[optind - 1],
-						 "see distenv --help",
-						 "unknown option or missing value");
-		}
-		if (rc)
-			return -1;
-	}
-	if (optind < argc)
-		return distenv_error_set(err, argv[optind], "see distenv --help",
-					 "unexpected argument");
-	return 0;
+	distenv_error_clear(&err);
+	distenv_cmd_options_begin(&o, argv);
+	while ((id = distenv_cmd_option(&o, argc, argv, &value, &err)) >= 0)
+		if (distenv_request_set(req, id, value, o.where, &err))
+			return distenv_cmd_usage_error(&err);
+	return distenv_cmd_options_end(&o, id, argc, argv, 0, 0, &err);
 }
 
 /* The node's topology as the plugin loads it (natively, or the file in
@@ -113,12 +70,11 @@ static int run(int argc, char **argv, int show)
 	char note[1024];
 	int rc;
 
+	rc = parse_request(argc, argv, &req);
+	if (rc >= 0)
+		return rc;
 	distenv_error_clear(&err);
 	distenv_site_defaults(&site);
-	if (parse_request(argc, argv, &req, &err)) {
-		distenv_cmd_fail(&err);
-		return 2; /* a usage error, as in every subcommand */
-	}
 	topo = load_topology(note, sizeof(note));
 	rc = distenv_derive_for_task_topo(&site, &req,
 					  (const char *const *)environ, -1,

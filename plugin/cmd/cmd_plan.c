@@ -3,7 +3,6 @@
  * memory plan and the resolved LLaMA-Factory settings for a training
  * YAML, without Slurm and without writing anything (plugin/lf/).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,144 +14,101 @@
 
 extern char **environ;
 
-/* One option of distenv plan and distenv prepare (getopt_long's c and
- * optarg; opt: the word given, for an unknown one). */
-static int lf_cmd_option(int c, const char *arg, const char *opt,
-			 struct lf_prepare_request *req,
-			 struct lf_prepare_facts *facts, int *output,
-			 struct distenv_error *err)
+/* A count from lo to hi, named what ("a node count") in the error. */
+static int parse_count(const char *value, uint32_t lo, uint32_t hi,
+		       const char *what, const char *where, uint32_t *out,
+		       struct distenv_error *err)
 {
-	int rc = 0;
-
-	switch (c) {
-	case 'N':
-		if (distenv_parse_u32(arg, 100000, &facts->nnodes) ||
-		    !facts->nnodes)
-			rc = distenv_error_set(err, "--nodes", NULL,
-					       "'%s' is not a node "
-					       "count", arg);
-		break;
-	case 'G':
-		if (distenv_parse_u32(arg, 1024,
-				      &facts->gpus_per_node) ||
-		    !facts->gpus_per_node)
-			rc = distenv_error_set(err, "--gpus-per-node",
-					       NULL, "'%s' is not a GPU "
-					       "count", arg);
-		break;
-	case 'i':
-		if (distenv_parse_u32(arg, 100000, &facts->node_id))
-			rc = distenv_error_set(err, "--node-id", NULL,
-					       "'%s' is not a node "
-					       "index", arg);
-		break;
-	case 'g':
-		rc = lf_parse_mem(arg, "--gpu-mem", &req->gpu_mem,
-				  err);
-		break;
-	case 'h':
-		rc = lf_parse_mem(arg, "--host-mem", &req->host_mem,
-				  err);
-		break;
-	case 'p':
-		rc = lf_parse_params(arg, "--model-params",
-				     &req->model_params, err);
-		break;
-	case 's':
-		rc = lf_parse_soen(arg, "--save-on-each-node",
-				   &req->soen, err);
-		break;
-	case 'o':
-		rc = lf_parse_offload(arg, "--offload",
-				      &req->offload, err);
-		break;
-	case 'c':
-		rc = lf_parse_check(arg, "--check", &req->check,
-				    err);
-		break;
-	case 'P':
-		req->storage_policy = arg;
-		break;
-	case 'a':
-		if (distenv_parse_u32(arg, 1048576,
-				      &req->answer_tokens) ||
-		    !req->answer_tokens)
-			rc = distenv_error_set(err, "--answer-tokens",
-					       "give the longest "
-					       "answer in tokens, "
-					       "1 to 1048576",
-					       "'%s' is not a token "
-					       "count", arg);
-		break;
-	case 'y':
-		if (output)
-			*output |= DISTENV_PLAN_YAML;
-		break;
-	case 'j':
-		if (output)
-			*output |= DISTENV_PLAN_JSON;
-		break;
-	default:
-		return distenv_error_set(err, opt, "see distenv --help",
-					 "unknown option or missing value");
-	}
-	return rc;
-}
-
-/* The operands left after the options, and the node index in the step. */
-static int lf_cmd_operands(int argc, char **argv, int need_file,
-			   struct lf_prepare_request *req,
-			   const struct lf_prepare_facts *facts,
-			   struct distenv_error *err)
-{
-	if (need_file) {
-		if (optind != argc - 1)
-			return distenv_error_set(err, "distenv plan",
-						 "see distenv --help",
-						 "give exactly one training "
-						 "YAML");
-		req->config = argv[optind];
-	} else if (optind < argc) {
-		return distenv_error_set(err, argv[optind],
-					 "see distenv --help",
-					 "unexpected argument");
-	}
-	if (facts->nnodes && facts->node_id >= facts->nnodes)
-		return distenv_error_set(err, "--node-id", NULL,
-					 "node %u is not in a %u-node step",
-					 facts->node_id, facts->nnodes);
+	if (distenv_parse_u32(value, hi, out) || *out < lo)
+		return distenv_error_set(err, where, NULL,
+					 "'%s' is not %s from %u to %u", value,
+					 what, lo, hi);
 	return 0;
 }
 
-int distenv_lf_cmd_options(int argc, char **argv, int need_file,
-			   struct lf_prepare_request *req,
-			   struct lf_prepare_facts *facts, int *output,
-			   struct distenv_error *err)
+/* The value of one option of plan or prepare (the rows with
+ * DISTENV_IN_PLAN or DISTENV_IN_PREPARE) into req, facts or *output. */
+static int set_option(int id, const char *value, const char *where,
+		      struct lf_prepare_request *req,
+		      struct lf_prepare_facts *facts, int *output,
+		      struct distenv_error *err)
 {
-	static const struct option longopts[] = {
-		{"nodes", required_argument, NULL, 'N'},
-		{"gpus-per-node", required_argument, NULL, 'G'},
-		{"node-id", required_argument, NULL, 'i'},
-		{"gpu-mem", required_argument, NULL, 'g'},
-		{"host-mem", required_argument, NULL, 'h'},
-		{"model-params", required_argument, NULL, 'p'},
-		{"save-on-each-node", required_argument, NULL, 's'},
-		{"offload", required_argument, NULL, 'o'},
-		{"check", required_argument, NULL, 'c'},
-		{"storage-policy", required_argument, NULL, 'P'},
-		{"answer-tokens", required_argument, NULL, 'a'},
-		{"print-yaml", no_argument, NULL, 'y'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0}};
-	int c;
+	switch (id) {
+	case DISTENV_OPT_LF_CONFIG:
+		req->config = value;
+		return 0;
+	case DISTENV_OPT_STEP_NODES:
+		return parse_count(value, 1, 100000, "a node count", where,
+				   &facts->nnodes, err);
+	case DISTENV_OPT_GPUS_PER_NODE:
+		return parse_count(value, 1, 1024, "a GPU count", where,
+				   &facts->gpus_per_node, err);
+	case DISTENV_OPT_NODE_ID:
+		return parse_count(value, 0, 99999, "a node index", where,
+				   &facts->node_id, err);
+	case DISTENV_OPT_GPU_MEM:
+		return lf_parse_mem(value, where, &req->gpu_mem, err);
+	case DISTENV_OPT_HOST_MEM:
+		return lf_parse_mem(value, where, &req->host_mem, err);
+	case DISTENV_OPT_MODEL_PARAMS:
+		return lf_parse_params(value, where, &req->model_params, err);
+	case DISTENV_OPT_SAVE_ON_EACH_NODE:
+		return lf_parse_soen(value, where, &req->soen, err);
+	case DISTENV_OPT_OFFLOAD:
+		return lf_parse_offload(value, where, &req->offload, err);
+	case DISTENV_OPT_CHECK:
+		return lf_parse_check(value, where, &req->check, err);
+	case DISTENV_OPT_STORAGE_POLICY:
+		req->storage_policy = value;
+		return 0;
+	case DISTENV_OPT_ANSWER_TOKENS:
+		return parse_count(value, 1, 1048576, "a token count", where,
+				   &req->answer_tokens, err);
+	case DISTENV_OPT_PRINT_YAML: /* plan's only: output is set */
+		*output |= DISTENV_PLAN_YAML;
+		return 0;
+	case DISTENV_OPT_JSON:
+		*output |= DISTENV_PLAN_JSON;
+		return 0;
+	default:
+		return distenv_error_set(err, where, NULL,
+					 "not an option of plan or prepare");
+	}
+}
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
-		if (lf_cmd_option(c, optarg, argv[optind - 1], req, facts,
-				  output, err))
-			return -1;
-	return lf_cmd_operands(argc, argv, need_file, req, facts, err);
+int distenv_lf_cmd_options(int argc, char **argv,
+			   struct lf_prepare_request *req,
+			   struct lf_prepare_facts *facts, int *output)
+{
+	struct distenv_cmd_options o;
+	struct distenv_error err;
+	const char *value;
+	int id, rc, plan;
+
+	distenv_error_clear(&err);
+	distenv_cmd_options_begin(&o, argv);
+	while ((id = distenv_cmd_option(&o, argc, argv, &value, &err)) >= 0)
+		if (set_option(id, value, o.where, req, facts, output, &err))
+			return distenv_cmd_usage_error(&err);
+	/* plan: one training YAML; prepare: none, but --lf-config */
+	plan = o.cmd->operands[0] != '\0';
+	rc = distenv_cmd_options_end(&o, id, argc, argv, plan, plan, &err);
+	if (rc >= 0)
+		return rc;
+	if (plan)
+		req->config = argv[optind];
+	if (!req->config || !req->config[0]) {
+		distenv_error_set(&err, "--lf-config", o.fix,
+				  "name the training YAML");
+		return distenv_cmd_usage_error(&err);
+	}
+	if (facts->nnodes && facts->node_id >= facts->nnodes) {
+		distenv_error_set(&err, "--node-id", NULL,
+				  "node %u is not in a %u-node step",
+				  facts->node_id, facts->nnodes);
+		return distenv_cmd_usage_error(&err);
+	}
+	return -1;
 }
 
 void distenv_lf_print_msgs(FILE *out, const struct lf_decision *dec)
@@ -212,12 +168,10 @@ int distenv_cmd_plan(int argc, char **argv)
 	/* whether LLaMA-Factory's launcher sets expandable segments */
 	facts.optim_torch = distenv_env_get((const char *const *)environ,
 					    "OPTIM_TORCH");
+	rc = distenv_lf_cmd_options(argc, argv, &req, &facts, &output);
+	if (rc >= 0)
+		return rc;
 	distenv_error_clear(&err);
-	if (distenv_lf_cmd_options(argc, argv, 1, &req, &facts, &output,
-				   &err)) {
-		distenv_cmd_fail(&err);
-		return 2;
-	}
 	assumed = assume_shape(&facts, assumed_text, sizeof(assumed_text));
 	rc = lf_prepare(&req, &facts, &res, &err);
 	if (rc && !res.yaml_text) {

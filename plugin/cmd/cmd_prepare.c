@@ -5,7 +5,6 @@
  *   eval "$(distenv prepare --lf-config dpo.yaml)"
  *   llamafactory-cli train "$DISTENV_LF_CONFIG"
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,39 +39,28 @@ int distenv_cmd_prepare(int argc, char **argv)
 	struct distenv_step step;
 	struct distenv_error err;
 	uint32_t mem = 0;
-	int rc, i, cfg = -1;
+	int rc, step_rc;
 	char partner[256], resume_path[DISTENV_LF_PATH_MAX];
 
 	memset(&req, 0, sizeof(req));
 	memset(&facts, 0, sizeof(facts));
 	distenv_error_clear(&err);
-	/* --lf-config FILE first, then the plan options. */
-	for (i = 1; i < argc - 1; i++)
-		if (!strcmp(argv[i], "--lf-config"))
-			cfg = i;
-	if (cfg < 0) {
-		distenv_error_set(&err, "--lf-config", "see distenv --help",
-				  "name the training YAML");
-		distenv_cmd_fail(&err);
-		return 2;
+	/* The step's shape first, so that options given override it; its
+	 * error waits until --help and usage errors have had their say. */
+	step_rc = distenv_step_from_env(envp, 0, &step, &err);
+	if (!step_rc) {
+		facts.job_id = step.job_id;
+		facts.step_id = step.step_id;
+		facts.nnodes = step.nnodes;
+		facts.node_id = step.node_id;
+		facts.gpus_per_node = distenv_gpus_per_node(envp, NULL);
+		facts.node_name = distenv_env_get(envp, "SLURMD_NODENAME");
 	}
-	req.config = argv[cfg + 1];
-	for (i = cfg; i + 2 < argc; i++)
-		argv[i] = argv[i + 2];
-	argc -= 2;
-	if (distenv_step_from_env(envp, 0, &step, &err))
+	rc = distenv_lf_cmd_options(argc, argv, &req, &facts, NULL);
+	if (rc >= 0)
+		return rc;
+	if (step_rc)
 		return distenv_cmd_fail(&err);
-	facts.job_id = step.job_id;
-	facts.step_id = step.step_id;
-	facts.nnodes = step.nnodes;
-	facts.node_id = step.node_id;
-	facts.gpus_per_node = distenv_gpus_per_node(envp, NULL);
-	facts.node_name = distenv_env_get(envp, "SLURMD_NODENAME");
-	if (distenv_lf_cmd_options(argc, argv, 0, &req, &facts, NULL, &err)) {
-		distenv_cmd_fail(&err);
-		return 2;
-	}
-	req.config = req.config ? req.config : "";
 	/* the same as the plugin takes them (lf_prepare.h) */
 	lf_prepare_facts_env(envp, &facts, partner, sizeof(partner));
 	if (lf_prepare_resume_env(envp, &req, resume_path, sizeof(resume_path),

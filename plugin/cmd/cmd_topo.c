@@ -1,23 +1,17 @@
 /*
- * cmd_topo.c: `distenv topo [--xml FILE] [--gpus LIST]`: the GPUs,
- * network interfaces and HCAs of a node as hwloc sees them, and which
+ * cmd_topo.c: `distenv topo`: the GPUs, network interfaces and HCAs of a
+ * node as hwloc sees them (or a topology XML file: lstopo FILE.xml on
+ * the machine, then distenv topo --xml FILE.xml anywhere), and which
  * HCAs and interfaces distenv would pick for a set of GPUs, with the
- * reasons. For admins checking a new machine type (lstopo FILE.xml on
- * the machine, then distenv topo --xml FILE.xml anywhere).
- *
- *   --xml FILE         a topology XML file instead of this node
- *   --gpus LIST        GPU indices or UUIDs, as CUDA_VISIBLE_DEVICES
- *                      takes them; default: the step's GPUs on this node
- *                      as a task sees them (distenv_topo_node_gpus),
- *                      else all
+ * reasons. For admins checking a new machine type. Its options are the
+ * option table's rows for topo (distenv_option_table.c).
  *
  * NCCL_IB_HCA is shown as distenv sets it: one value for every task of a
  * step holding those GPUs on the node. The HCA nearest to each GPU
  * follows as information only: NCCL pairs each GPU with it by itself.
- *   --nvidia-dir DIR   where the driver's per-GPU information files are
- *                      (default /proc/driver/nvidia/gpus; tests fake it)
+ * Without --gpus, the GPUs are the step's on this node as a task sees
+ * them (distenv_topo_node_gpus), else all.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,11 +169,8 @@ static void print_plan(const struct distenv_topo *topo, const size_t *sel,
 
 int distenv_cmd_topo(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"xml", required_argument, NULL, 'x'},
-		{"gpus", required_argument, NULL, 'g'},
-		{"nvidia-dir", required_argument, NULL, 'd'},
-		{NULL, 0, NULL, 0}};
+	struct distenv_cmd_options o;
+	const char *value;
 	const char *xml = NULL, *gpus = NULL;
 	const char *nvidia_dir = DISTENV_NVIDIA_GPUS_DIR;
 	struct distenv_topo *topo;
@@ -188,36 +179,22 @@ int distenv_cmd_topo(int argc, char **argv)
 	size_t sel[DISTENV_TOPO_GPUS_MAX], n_sel = 0, i;
 	const char *from;
 	char note[512] = "";
-	int c, rc = 1;
+	int id, rc = 1;
 
 	distenv_error_clear(&err);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'x':
-			xml = optarg;
-			break;
-		case 'g':
-			gpus = optarg;
-			break;
-		case 'd':
-			nvidia_dir = optarg;
-			break;
-		default:
-			distenv_error_set(&err, argv[optind - 1],
-					  "see distenv --help",
-					  "unknown option or missing value");
-			distenv_cmd_fail(&err);
-			return 2;
-		}
+	distenv_cmd_options_begin(&o, argv);
+	while ((id = distenv_cmd_option(&o, argc, argv, &value, &err)) >= 0) {
+		if (id == DISTENV_OPT_XML)
+			xml = value;
+		else if (id == DISTENV_OPT_GPUS)
+			gpus = value;
+		else if (id == DISTENV_OPT_NVIDIA_DIR)
+			nvidia_dir = value;
 	}
-	if (optind < argc) {
-		distenv_error_set(&err, argv[optind], "see distenv --help",
-				  "unexpected argument");
-		distenv_cmd_fail(&err);
-		return 2;
-	}
+	rc = distenv_cmd_options_end(&o, id, argc, argv, 0, 0, &err);
+	if (rc >= 0)
+		return rc;
+	rc = 1;
 	topo = malloc(sizeof(*topo));
 	if (!topo) {
 		distenv_error_set(&err, "distenv topo", NULL, "out of memory");

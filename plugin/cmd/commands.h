@@ -3,20 +3,70 @@
  * own file (cmd_NAME.c), takes argc/argv starting at its own name
  * (argv[0] is "env", "topo", ...), prints its output to stdout and its
  * errors to stderr as "distenv: error: ...", and returns the exit status
- * (0 ok, 1 a failure the message explains, 2 a usage error).
+ * (0 ok or --help, 1 a failure the message explains, 2 a usage error:
+ * an unknown option, a bad option value, a missing or extra argument).
  */
 #ifndef DISTENV_COMMANDS_H
 #define DISTENV_COMMANDS_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include "distenv_error.h"
+#include "distenv_option_table.h"
 
 struct distenv_command {
 	const char *name;
-	const char *usage; /* one line, after "distenv " */
+	unsigned in;          /* its DISTENV_IN_* bit in the option table */
+	const char *operands; /* after the name in its usage line, or "" */
+	int needs;            /* an option it cannot do without, or -1 */
+	const char *summary;  /* what it does, for its --help */
 	int (*run)(int argc, char **argv);
 };
+
+/* The subcommand called name, or NULL (distenv_main.c). */
+const struct distenv_command *distenv_command_named(const char *name);
+
+/*
+ * A subcommand's options, read with getopt_long(3) from the rows of the
+ * option table that name it (cmd_options.c), so that its --help, its
+ * usage line and what it accepts are the table's.
+ */
+struct distenv_cmd_options {
+	const struct distenv_command *cmd;
+	struct option longopts[DISTENV_OPT_COUNT + 1];
+	char shortopts[8];
+	char where[64]; /* the option last read, "--port", for errors */
+	char fix[64];   /* "see distenv NAME --help" */
+};
+
+/* What distenv_cmd_option returns besides a row id. */
+#define DISTENV_CMD_OPTIONS_END (-1)  /* done: operands start at optind */
+#define DISTENV_CMD_OPTIONS_HELP (-2) /* --help printed to stdout: exit 0 */
+#define DISTENV_CMD_OPTIONS_BAD (-3)  /* err says why: a usage error */
+
+/* Start reading the options of the subcommand argv[0]. Returns 0, or -1
+ * for a name that is no subcommand. */
+int distenv_cmd_options_begin(struct distenv_cmd_options *o, char **argv);
+
+/* The next option: its row id with its value in *value (NULL when it
+ * takes none) and its name in o->where, or one of the codes above. */
+int distenv_cmd_option(struct distenv_cmd_options *o, int argc, char **argv,
+		       const char **value, struct distenv_error *err);
+
+/* After the loop that ended in code: -1 to go on with the operands
+ * argv[optind..], of which there must be min to max, else the exit
+ * status to return (0 after --help; 2 a usage error, printed). */
+int distenv_cmd_options_end(const struct distenv_cmd_options *o, int code,
+			    int argc, char **argv, int min, int max,
+			    struct distenv_error *err);
+
+/* Print err as a usage error; returns 2. */
+int distenv_cmd_usage_error(const struct distenv_error *err);
+
+/* Print the usage line of cmd, wrapped, starting with lead ("usage:"). */
+void distenv_cmd_print_usage(FILE *out, const char *lead,
+			     const struct distenv_command *cmd);
 
 /* distenv env / distenv show (cmd_env.c). */
 int distenv_cmd_env(int argc, char **argv);
@@ -39,13 +89,14 @@ struct lf_decision;
 /* Output of distenv plan (bits of *output) */
 #define DISTENV_PLAN_YAML 1 /* --print-yaml */
 #define DISTENV_PLAN_JSON 2 /* --json */
-/* Their shared options (--nodes, --gpus-per-node, --gpu-mem, ...);
- * need_file: one positional training YAML; output: NULL to accept and
- * ignore --print-yaml and --json. */
-int distenv_lf_cmd_options(int argc, char **argv, int need_file,
+/* Their options (--nodes, --gpus-per-node, --gpu-mem, ...; plan's
+ * --print-yaml and --json into *output, NULL for prepare); plan takes
+ * one training YAML as its operand, prepare --lf-config. Returns -1
+ * when the command goes on, else the exit status to return now (0 after
+ * --help; 2 a usage error, printed). */
+int distenv_lf_cmd_options(int argc, char **argv,
 			   struct lf_prepare_request *req,
-			   struct lf_prepare_facts *facts, int *output,
-			   struct distenv_error *err);
+			   struct lf_prepare_facts *facts, int *output);
 /* distenv plan's longest-prompt section, as text or as one JSON object
  * (cmd_plan_print.c); nodes and GPUs as planned. */
 void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec);

@@ -1,9 +1,10 @@
 /*
  * distenv_main.c: the distenv command: a table of subcommands, each a
- * thin shell around the core in its own cmd_*.c file. Exit status, in
- * every subcommand: 0 done, 1 the work failed (an error about the
- * inputs' contents), 2 a usage error (unknown option, bad option value,
- * missing argument).
+ * thin shell around the core in its own cmd_*.c file, with its options
+ * from the option table (distenv_option_table.h, cmd_options.c). Exit
+ * status, in every subcommand: 0 done (or --help), 1 the work failed (an
+ * error about the inputs' contents), 2 a usage error (unknown option,
+ * bad option value, missing or extra argument).
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,18 +13,45 @@
 #include "config.h"
 
 static const struct distenv_command commands[] = {
-	{"env", "env  [--mode torchrun|elastic|tasks] [--port PORT] [--ifname SPEC] [--nproc N] [--nodes MIN:MAX] [--max-restarts N]",
+	{"env", DISTENV_IN_ENV, "", -1,
+	 "Inside a Slurm step (srun): print the variables distenv derives "
+	 "for this task as export lines, for eval \"$(distenv env)\".",
 	 distenv_cmd_env},
-	{"show", "show [same options as env]", distenv_cmd_show},
-	{"topo", "topo [--xml FILE] [--gpus LIST] [--nvidia-dir DIR]",
+	{"show", DISTENV_IN_SHOW, "", -1,
+	 "Inside a Slurm step (srun): print each variable distenv derives for "
+	 "this task with where it came from.",
+	 distenv_cmd_show},
+	{"topo", DISTENV_IN_TOPO, "", -1,
+	 "Print the node's GPUs, network interfaces and HCAs as hwloc sees "
+	 "them, and the NCCL_IB_HCA and NCCL_SOCKET_IFNAME distenv would "
+	 "choose for a step holding those GPUs.",
 	 distenv_cmd_topo},
-	{"check-config", "check-config FILE [--partition NAME] [--trust-owner] | check-config [--slurm-conf PATH]",
+	{"check-config", DISTENV_IN_CHECK_CONFIG, "[FILE]", -1,
+	 "With FILE: check a site file as the plugin loads it and print the "
+	 "policy each partition gets. Without: the configuration slurmd runs "
+	 "(slurm.conf, its plugstack files, distenv's line and site file), "
+	 "with warnings for what would fail or weaken jobs.",
 	 distenv_cmd_check_config},
-	{"plan", "plan FILE --nodes N --gpus-per-node G [--gpu-mem 80G] [--host-mem 1T] [--model-params 70B] [--answer-tokens N] [--offload none|cpu|auto] [--save-on-each-node auto|yes|no] [--check warn|strict|off] [--print-yaml] [--json]",
+	{"plan", DISTENV_IN_PLAN, "FILE", -1,
+	 "The memory plan and the resolved settings of a LLaMA-Factory "
+	 "training YAML for a step of that shape, without Slurm, writing "
+	 "nothing.",
 	 distenv_cmd_plan},
-	{"prepare", "prepare --lf-config FILE [plan options]  (inside srun: prints exports)",
+	{"prepare", DISTENV_IN_PREPARE, "", DISTENV_OPT_LF_CONFIG,
+	 "Inside a Slurm step (srun): do what --distenv-lf-config does (write "
+	 "the resolved copy, check the run) and print export lines.",
 	 distenv_cmd_prepare},
-	{NULL, NULL, NULL}};
+	{NULL, 0, NULL, -1, NULL, NULL}};
+
+const struct distenv_command *distenv_command_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; commands[i].name; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
 
 int distenv_cmd_fail(const struct distenv_error *err)
 {
@@ -39,18 +67,23 @@ static void usage(FILE *out)
 	size_t i;
 
 	for (i = 0; commands[i].name; i++)
-		fprintf(out, "%s distenv %s\n", i ? "      " : "usage:",
-			commands[i].usage);
-	fprintf(out, "       distenv --version\n\n"
-		     "env and show run inside a Slurm step (srun): env prints "
+		distenv_cmd_print_usage(out, i ? "      " : "usage:",
+					&commands[i]);
+	/* the options of distenv itself, from the table */
+	for (i = 0; i < DISTENV_OPT_COUNT; i++)
+		if (distenv_option_table[i].commands & DISTENV_IN_MAIN)
+			fprintf(out, "       distenv --%s\n",
+				distenv_option_table[i].command_name);
+	fprintf(out, "\nenv and show run inside a Slurm step (srun): env prints "
 		     "export lines for\neval \"$(distenv env)\"; show prints "
-		     "each variable with where it came from.\n");
+		     "each variable with where it came from.\n"
+		     "distenv COMMAND --help explains COMMAND and its options.\n");
 }
 
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
-	size_t i;
+	const struct distenv_command *c;
 
 	if (!cmd || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
 		usage(cmd ? stdout : stderr);
@@ -61,17 +94,9 @@ int main(int argc, char **argv)
 		       DISTENV_SLURM_VERSION);
 		return 0;
 	}
-	for (i = 0; commands[i].name; i++) {
-		if (strcmp(cmd, commands[i].name))
-			continue;
-		/* `distenv plan --help`: that command's usage, exit 0. */
-		if (argc > 2 && (strcmp(argv[2], "--help") == 0 ||
-				 strcmp(argv[2], "-h") == 0)) {
-			printf("usage: distenv %s\n", commands[i].usage);
-			return 0;
-		}
-		return commands[i].run(argc - 1, argv + 1);
-	}
+	c = distenv_command_named(cmd);
+	if (c)
+		return c->run(argc - 1, argv + 1);
 	fprintf(stderr, "distenv: error: unknown command '%s'. See distenv "
 			"--help\n", cmd);
 	return 2;

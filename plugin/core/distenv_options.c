@@ -367,3 +367,41 @@ int distenv_site_check_request(const struct distenv_site *site,
 			scope, file, req->ifname);
 	return 0;
 }
+
+int distenv_request_set(struct distenv_request *req, enum distenv_opt_id id,
+			const char *value, const char *where,
+			struct distenv_error *err)
+{
+	switch (id) {
+	case DISTENV_OPT_MODE:
+	case DISTENV_OPT_CMD_MODE:
+		return distenv_parse_mode(value, where, &req->mode, err);
+	case DISTENV_OPT_NODE_RANGE:
+		return distenv_parse_nodes_range(value, where, &req->min_nodes,
+						 &req->max_nodes, err);
+	case DISTENV_OPT_MAX_RESTARTS:
+		if (distenv_parse_max_restarts(value, where, &req->max_restarts,
+					       err))
+			return -1;
+		req->max_restarts_given = 1;
+		return 0;
+	case DISTENV_OPT_PORT:
+		return distenv_parse_port(value, where, &req->port, err);
+	case DISTENV_OPT_IFNAME:
+		if (distenv_ifspec_validate(value, where, err))
+			return -1;
+		snprintf(req->ifname, sizeof(req->ifname), "%s", value);
+		return 0;
+	case DISTENV_OPT_NPROC:
+		return distenv_parse_nproc(value, where, &req->nproc, err);
+	case DISTENV_OPT_SHOW:
+		req->show = 1;
+		return 0;
+	case DISTENV_OPT_MARK_STORAGE:
+		req->mark_storage = 1;
+		return 0;
+	default:
+		return distenv_error_set(err, where, NULL,
+					 "not an option of the request");
+	}
+}

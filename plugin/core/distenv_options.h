@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "distenv_error.h"
+#include "distenv_option_table.h"
 #include "distenv_vars.h"
 
 enum distenv_mode {
@@ -153,6 +154,18 @@ const char *distenv_mode_name(enum distenv_mode mode);
  */
 int distenv_parse_mode(const char *value, const char *where,
 		       enum distenv_mode *out, struct distenv_error *err);
+
+/*
+ * The value of an option whose row (distenv_option_table.h) has
+ * DISTENV_PARSE_REQUEST into req, for the plugin and for distenv env
+ * alike: the mode, --distenv-nodes, -max-restarts, -port, -ifname,
+ * -nproc, and the flags -show and -mark-storage. where names the option
+ * as the user gave it ("--distenv-port", "--port") for the error. A row
+ * of another parser is refused (a caller's mistake). Returns 0 or -1.
+ */
+int distenv_request_set(struct distenv_request *req, enum distenv_opt_id id,
+			const char *value, const char *where,
+			struct distenv_error *err);
 
 /*
  * --distenv-nodes=MIN:MAX (or N for N:N): the node counts an elastic

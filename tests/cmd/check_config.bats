@@ -170,13 +170,19 @@ put() {
 @test "usage errors exit 2" {
 	run "$DISTENV" check-config a.yaml b.yaml
 	[ "$status" -eq 2 ]
-	[ "$output" = "distenv: error: one FILE only. usage: distenv check-config FILE [--partition NAME] [--trust-owner], or distenv check-config [--slurm-conf PATH]" ]
+	[ "$output" = "distenv: error: b.yaml: unexpected argument. See distenv check-config --help" ]
+	run "$DISTENV" check-config a.yaml --slurm-conf /etc/slurm/slurm.conf
+	[ "$status" -eq 2 ]
+	[ "$output" = "distenv: error: --slurm-conf: reads slurm.conf, not FILE: give one of them. See distenv check-config --help" ]
 	run "$DISTENV" check-config --slurm-conf /nonexistent/slurm.conf
 	[ "$status" -eq 1 ]
 	[ "$output" = "distenv: error: /nonexistent/slurm.conf: cannot find slurm.conf. Give its path with --slurm-conf PATH or SLURM_CONF" ]
 	run "$DISTENV" check-config --colour a.yaml
 	[ "$status" -eq 2 ]
-	[[ "$output" == "distenv: error: --colour: unknown option or missing value."* ]]
+	[ "$output" = "distenv: error: --colour: unknown option. See distenv check-config --help" ]
+	run "$DISTENV" check-config a.yaml --partition
+	[ "$status" -eq 2 ]
+	[ "$output" = "distenv: error: --partition: needs a value. See distenv check-config --help" ]
 	run "$DISTENV" check-config /nonexistent/distenv.yaml
 	[ "$status" -eq 1 ]
 	[ "$output" = "distenv: error: /nonexistent/distenv.yaml: cannot open the site policy file: No such file or directory. Check config= on the plugstack line" ]

@@ -345,12 +345,3 @@ assert o["switch_max_prompt_tokens"]["expandable_segments"] is None
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--answer-tokens: '0' is not a token count"* ]]
 }
-
-@test "distenv(1) lists every option of plan" {
-	local man="$BATS_TEST_DIRNAME/../../contrib/man/distenv.1" n=0 o
-	for o in $(grep -o '{"[a-z-]*", [a-z_]*_argument' "$BATS_TEST_DIRNAME/../../plugin/cmd/cmd_plan.c" | cut -d'"' -f2); do
-		grep -qF -- "\\-\\-${o//-/\\-}" "$man" || { echo "missing: --$o"; return 1; }
-		n=$((n + 1))
-	done
-	[ "$n" -ge 13 ]
-}

@@ -1,9 +1,11 @@
 /*
  * fuzz_option_values: the values of --distenv, --distenv-port,
- * --distenv-nproc and plugstack port_range= (distenv_options.h).
+ * --distenv-nproc and plugstack port_range= (distenv_options.h), and
+ * of any row of the option table through distenv_request_set, as the
+ * plugin's callback and distenv env hand them over.
  *
- * The first byte picks the parser, the rest is the value as srun hands
- * it to the option callback (a NUL-terminated string).
+ * The first byte picks the parser (and the row), the rest is the value
+ * as srun hands it to the option callback (a NUL-terminated string).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum distenv_mode mode;
 	uint16_t port, lo, hi;
 	uint32_t nproc, nmin, nmax;
+	struct distenv_request req;
+	enum distenv_opt_id id;
 	char *value;
 	int rc;
 
@@ -39,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(value, data + 1, size - 1);
 	value[size - 1] = '\0';
 	distenv_error_clear(&err);
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		rc = distenv_parse_mode(value, "--distenv", &mode, &err);
 		if (rc == 0 && mode != DISTENV_MODE_TORCHRUN &&
@@ -61,6 +65,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = distenv_parse_nodes_range(value, "--distenv-nodes", &nmin,
 					       &nmax, &err);
 		if (rc == 0 && (nmin < 1 || nmin > nmax || nmax > 100000))
+			abort();
+		break;
+	case 4:
+		id = (enum distenv_opt_id)((data[0] / 6) % DISTENV_OPT_COUNT);
+		memset(&req, 0, sizeof(req));
+		rc = distenv_request_set(&req, id, value, "--distenv-x", &err);
+		if (rc == 0 &&
+		    distenv_option_table[id].parser != DISTENV_PARSE_REQUEST)
+			abort();
+		if (req.ifname[sizeof(req.ifname) - 1] != '\0')
 			abort();
 		break;
 	default:
