@@ -78,8 +78,7 @@ static int run(int argc, char **argv, int show)
 	topo = load_topology(note, sizeof(note));
 	rc = distenv_derive_for_task_topo(&site, &req,
 					  (const char *const *)environ, -1,
-					  topo, note, NULL, NULL, &step, &vars,
-					  &err);
+					  topo, note, NULL, &step, &vars, &err);
 	if (rc == 0) {
 		if (show)
 			distenv_format_show(stdout, &step, req.mode, &vars);

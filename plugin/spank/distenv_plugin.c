@@ -26,12 +26,9 @@
  *  option callbacks      slurmstepd         root           record the value or the
  *                                                          error; never fail
  *  slurm_spank_user_init slurmstepd, once   the user       load the node's topology
- *                        per step per node  (euid)         (hwloc) for the tasks, and
- *                        (before the fork)                 ask slurmctld for task 0's
- *                                                          node (tasks mode, arbitrary
- *                                                          distribution); srun steps
- *                                                          asking for distenv only;
- *                                                          never fails
+ *                        per step per node  (euid)         (hwloc) for the tasks,
+ *                        (before the fork)                 srun steps asking for
+ *                                                          distenv only; never fails
  *  slurm_spank_task_init slurmstepd, per    the user,      gather facts (interfaces,
  *                        task (forked       fully          resolver), derive, export;
  *                        child)                            report recorded errors;

@@ -6,15 +6,11 @@
  * (SLURM_STEP_GPUS before Slurm binds GPUs to tasks) into the plugin's
  * state, which every task inherits through fork: a native hwloc load costs milliseconds to tens
  * of milliseconds on a large node (bench/topo_bench), so it is done here
- * once, never per task. So is the one request to slurmctld for the node
- * of task 0 that tasks mode needs with an arbitrary distribution
- * (distenv_task0_moves): per task, a node of 8 tasks sent 8.
+ * once, never per task.
  *
  * Nothing here fails anything: a job that did not ask for distenv never
  * reaches hwloc, and for one that did, a topology that cannot be loaded
- * only means "no topology" (no NCCL_IB_HCA), said in --distenv-show. A
- * failed request to slurmctld is kept for the tasks, which report it
- * from task_init as they did when each asked.
+ * only means "no topology" (no NCCL_IB_HCA), said in --distenv-show.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,34 +70,10 @@ char **distenv_job_site(spank_t sp, struct distenv_site *site)
 	return envp;
 }
 
-/* The node of task 0, when the task layout can put it off node index 0
- * (distenv_task0_moves): one request to slurmctld here, as the user, in
- * place of one per task, kept with its failure for the tasks to report.
- * The step's environment holds SLURM_DISTRIBUTION already: srun sets it
- * before the launch (Slurm 22.05 src/srun/srun.c, setup_env) and sends
- * its environment with the step (src/api/step_launch.c, launch.env).
- * When an item is missing nothing is kept, and each task asks. */
-static void ask_task0(spank_t sp, const struct distenv_site *site,
-		      char **envp)
-{
-	struct distenv_plugin_state *st = &distenv_state;
-	uint32_t job = 0, step = 0, nnodes = 0;
-
-	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
-	    !distenv_task0_moves(site, &st->req, 0, nnodes,
-				 (const char *const *)envp))
-		return;
-	distenv_task0_ask(job, step, &st->task0);
-	st->have_task0 = 1;
-}
-
 int distenv_remote_user_init(spank_t sp)
 {
 	struct distenv_plugin_state *st = &distenv_state;
 	struct distenv_site site; /* plugstack + policy for the partition */
-	char **envp;
 
 	if (distenv_error_is_set(&st->option_error) ||
 	    distenv_error_is_set(&st->site_error) || !is_task_step(sp) ||
@@ -109,10 +81,9 @@ int distenv_remote_user_init(spank_t sp)
 		return 0;
 	/* The partition's section may turn distenv on by default_mode, or
 	 * name the cached topology of its node type in topology_xml. */
-	envp = distenv_job_site(sp, &site);
+	distenv_job_site(sp, &site);
 	if (distenv_effective_mode(&site, &st->req) == DISTENV_MODE_OFF)
 		return 0;
-	ask_task0(sp, &site, envp);
 	/* The step's GPUs on this node, before the task binding rewrites
 	 * SLURM_STEP_GPUS for each task (distenv_gpus.h). */
 	if (spank_getenv(sp, "SLURM_STEP_GPUS", st->step_gpus,

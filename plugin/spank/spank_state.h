@@ -14,7 +14,6 @@
 #include "distenv_error.h"
 #include "distenv_options.h"
 #include "distenv_policy.h"
-#include "distenv_sys.h"
 
 struct distenv_topo;
 
@@ -39,11 +38,6 @@ struct distenv_plugin_state {
 	 * GPUs on this node, which a bound task's own variables no longer
 	 * name ("" = none or unknown). */
 	char step_gpus[1024];
-	/* The node of task 0, asked of slurmctld in user_init once per
-	 * step per node when the task layout can move it off node index 0
-	 * (distenv_task0_moves), failure included: the tasks report it. */
-	struct distenv_task0 task0;
-	int have_task0;
 };
 
 extern struct distenv_plugin_state distenv_state;
@@ -66,8 +60,7 @@ int distenv_submit_post_opt(spank_t sp);
 int distenv_local_user_init(spank_t sp);
 
 /* slurmstepd, once per step per node, as the user, before the tasks
- * fork: load the topology, and the node of task 0 when the layout can
- * move it, into distenv_state. Never fails. */
+ * fork: load the topology into distenv_state. Never fails. */
 int distenv_remote_user_init(spank_t sp);
 
 /* --distenv-lf-config (spank_lf.c): the submit-side check of the file

@@ -213,7 +213,6 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 	rc = distenv_derive_for_task_topo(site, &st->req,
 					  (const char *const *)envp, batch,
 					  topo, topo_note, st->step_gpus,
-					  st->have_task0 ? &st->task0 : NULL,
 					  &step, &vars, err);
 	if (topo != st->topo)
 		free(topo);

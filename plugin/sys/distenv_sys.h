@@ -82,39 +82,6 @@ int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
 		       struct distenv_error *err);
 
 /*
- * Whether the node of task 0 must be asked for (distenv_task0_host):
- * tasks mode (RANK = SLURM_PROCID, and rank 0 hosts torch's store), a
- * multi-node srun step (batch 0), and a distribution that places tasks
- * in a user-given order. Slurm's block, cyclic and plane distributions
- * start task 0 on the step's first node (srun(1), --distribution);
- * arbitrary follows SLURM_HOSTFILE or the -w list, whose first name may
- * be any node. srun exports the distribution it used as
- * SLURM_DISTRIBUTION (srun(1), OUTPUT ENVIRONMENT VARIABLES), which
- * envp holds. Returns that value when the node must be asked for, else
- * NULL.
- */
-const char *distenv_task0_moves(const struct distenv_site *site,
-				const struct distenv_request *req, int batch,
-				uint32_t nnodes, const char *const *envp);
-
-/*
- * distenv_task0_host's answer, kept: the node's tasks share one request
- * to slurmctld instead of sending one each. rc 0: host and node_id hold
- * the node of task 0; rc -1: err says why there is none, for the task
- * that needs it to report.
- */
-struct distenv_task0 {
-	int rc;
-	char host[DISTENV_HOST_MAX];
-	uint32_t node_id;
-	struct distenv_error err;
-};
-
-/* Ask slurmctld (distenv_task0_host) and keep the answer in *out. */
-void distenv_task0_ask(uint32_t job_id, uint32_t step_id,
-		       struct distenv_task0 *out);
-
-/*
  * Wait until the reader of the pipe fd (a task's stderr, which
  * slurmstepd forwards to srun) has read every byte written to it, polling
  * FIONREAD (pipe(7)) every 5 ms for at most max_ms milliseconds; then
@@ -137,11 +104,7 @@ int distenv_pipe_wait_drained(int fd, int max_ms, int settle_ms);
  * loaded once per step per node by the caller; NULL: none), a note on
  * it for --distenv-show (NULL or "": none), and step_gpus, the step's
  * SLURM_STEP_GPUS as user_init saw it (NULL: unknown; distenv_gpus.h).
- * task0: the node of task 0 as the caller asked for it once per step per
- * node (distenv_task0_ask), used when distenv_task0_moves says so; NULL:
- * asked for here, when needed. A kept failure fails the derivation with
- * its error, where asking would have. topo, topo_note and step_gpus must
- * outlive step.
+ * topo, topo_note and step_gpus must outlive step.
  */
 int distenv_derive_for_task_topo(const struct distenv_site *site,
 				 const struct distenv_request *req,
@@ -149,7 +112,6 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 				 const struct distenv_topo *topo,
 				 const char *topo_note,
 				 const char *step_gpus,
-				 const struct distenv_task0 *task0,
 				 struct distenv_step *step,
 				 struct distenv_vars *vars,
 				 struct distenv_error *err);

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "distenv_env.h"
-
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
@@ -62,26 +60,4 @@ int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
 			      "the step's task layout", host, len, err);
 	slurm_job_step_layout_free(layout);
 	return rc;
-}
-
-const char *distenv_task0_moves(const struct distenv_site *site,
-				const struct distenv_request *req, int batch,
-				uint32_t nnodes, const char *const *envp)
-{
-	const char *dist = distenv_env_get(envp, "SLURM_DISTRIBUTION");
-
-	if (batch || nnodes < 2 ||
-	    distenv_effective_mode(site, req) != DISTENV_MODE_TASKS || !dist ||
-	    strncmp(dist, "arbitrary", 9) != 0)
-		return NULL;
-	return dist;
-}
-
-void distenv_task0_ask(uint32_t job_id, uint32_t step_id,
-		       struct distenv_task0 *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->rc = distenv_task0_host(job_id, step_id, out->host,
-				     sizeof(out->host), &out->node_id,
-				     &out->err);
 }

@@ -1,41 +1,33 @@
 /* distenv_sys_task.c: gather a task's facts, then run the core. */
 #include "distenv_sys.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "distenv_derive.h"
 #include "distenv_env.h"
 
-/* The node of task 0 into step when the task layout can put it on a
- * node other than node index 0: the caller's kept answer, else asked for
- * now. */
-static int place_task0(const struct distenv_site *site,
-		       const struct distenv_request *req,
-		       const struct distenv_task0 *task0,
-		       struct distenv_step *step, struct distenv_error *err)
+/*
+ * Whether rank 0 may be on a node other than node index 0: tasks mode
+ * (RANK = SLURM_PROCID, and rank 0 hosts torch's store), a multi-node
+ * srun step, and a distribution that places tasks in a user-given order.
+ * Slurm's block, cyclic and plane distributions start task 0 on the
+ * step's first node (srun(1), --distribution); arbitrary follows
+ * SLURM_HOSTFILE or the -w list, whose first name may be any node. srun
+ * exports the distribution it used as SLURM_DISTRIBUTION (srun(1),
+ * OUTPUT ENVIRONMENT VARIABLES); sets step->master_dist.
+ */
+static int task0_elsewhere(const struct distenv_site *site,
+			   const struct distenv_request *req,
+			   struct distenv_step *step)
 {
-	struct distenv_task0 asked;
-	const char *dist = distenv_task0_moves(site, req,
-					       step->kind == DISTENV_STEP_BATCH,
-					       step->nnodes, step->envp);
+	const char *dist = distenv_env_get(step->envp, "SLURM_DISTRIBUTION");
 
-	if (!dist)
+	if (step->kind == DISTENV_STEP_BATCH || step->nnodes < 2 ||
+	    distenv_effective_mode(site, req) != DISTENV_MODE_TASKS || !dist ||
+	    strncmp(dist, "arbitrary", 9) != 0)
 		return 0;
 	step->master_dist = dist;
-	if (!task0) {
-		distenv_task0_ask(step->job_id, step->step_id, &asked);
-		task0 = &asked;
-	}
-	if (task0->rc) {
-		if (err)
-			*err = task0->err;
-		return -1;
-	}
-	snprintf(step->master_host, sizeof(step->master_host), "%s",
-		 task0->host);
-	step->master_node_id = task0->node_id;
-	return 0;
+	return 1;
 }
 
 int distenv_derive_for_task_topo(const struct distenv_site *site,
@@ -44,7 +36,6 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 				 const struct distenv_topo *topo,
 				 const char *topo_note,
 				 const char *step_gpus,
-				 const struct distenv_task0 *task0,
 				 struct distenv_step *step,
 				 struct distenv_vars *vars,
 				 struct distenv_error *err)
@@ -65,7 +56,10 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 			       step->master_host, sizeof(step->master_host),
 			       err))
 		return -1;
-	if (place_task0(site, req, task0, step, err))
+	if (task0_elsewhere(site, req, step) &&
+	    distenv_task0_host(step->job_id, step->step_id, step->master_host,
+			       sizeof(step->master_host),
+			       &step->master_node_id, err))
 		return -1;
 	if (distenv_needs_net(site, req, step)) {
 		char host[DISTENV_HOST_MAX];
