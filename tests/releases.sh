@@ -8,6 +8,8 @@
 #   DISTENV_SLURM_RELEASES=24.11 tests/releases.sh
 #   tests/releases.sh cluster      the build and the cluster suite only
 #   tests/releases.sh no-cluster   the build, unit and command tests only
+#   DISTENV_CLUSTER_FILES="tests/cluster/a.bats ..."  only these files of
+#                                  the cluster suite
 #
 # A SPANK plugin loads only into the Slurm it was built for, and what
 # compiles against 22.05's slurm.h may not against a newer one (the
@@ -93,6 +95,9 @@ chroot_tarball() {
 # remove it
 end_root() {
 	local root=$1 p pids
+	# the cluster's own stop first: it removes the links it made
+	[ -x "$root/src/tests/cluster/cluster.sh" ] && [ -d "$root/proc/1" ] &&
+		chroot "$root" /src/tests/cluster/cluster.sh stop >/dev/null 2>&1
 	for _ in 1 2 3; do
 		pids=()
 		for p in /proc/[0-9]*; do
@@ -123,6 +128,9 @@ run_release() {
 		return
 	}
 	root=$(mktemp -d /var/tmp/distenv-release.XXXXXX)
+	# an interrupted run cleans up too
+	# shellcheck disable=SC2064 # expanded now, on purpose
+	trap "end_root '$root'; rm -f '$count'; exit 130" INT TERM
 	# shellcheck disable=SC2064 # expanded now, on purpose
 	trap "end_root '$root'" RETURN
 	# The chroot's / a mount point of its own, private: ip netns exec
@@ -185,6 +193,9 @@ run_cluster() {
 	mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
 	mount -t tmpfs -o mode=0755 distenv-release-run "$root/run"
 	mkdir -p "$root/run/munge" && chroot "$root" chown munge:munge /run/munge
+	# this machine's names: 24.11's slurmctld resolves srun's host name
+	# to answer it, and blocks its RPC while the name does not resolve
+	cp /etc/hosts "$root/etc/hosts"
 	# the package of this release, built from a clean copy of the tree
 	# (no build outputs: build-deb.sh packages what it is given)
 	mkdir -p "$root/pkgsrc"
@@ -193,11 +204,13 @@ run_cluster() {
 	tap $? "$tag the Debian package builds against this release (${deb##*/})"
 	[ -n "$deb" ] || sed 's/^/# /' "$root/tmp/deb.log" | tail -20
 	files=
-	for f in tests/cluster/*.bats; do
+	for f in ${DISTENV_CLUSTER_FILES:-tests/cluster/*.bats}; do
 		[ "$f" = tests/cluster/llamafactory.bats ] || files="$files $f"
 	done
-	# Debian's torch 2.6 is built without libuv, which torch >= 2.4 asks
-	# its TCPStore for unless USE_LIBUV=0 (torch/distributed/rendezvous.py)
+	# Debian's torch 2.6 is built without libuv, which its TCPStore asks
+	# for by default (tests/cluster/torch_no_libuv.py)
+	cp tests/cluster/torch_no_libuv.py "$root/usr/lib/python3/dist-packages/distenv_torch_no_libuv.py"
+	echo 'import distenv_torch_no_libuv' >"$root/usr/lib/python3/dist-packages/distenv-torch-no-libuv.pth"
 	in_root "$root" "USE_LIBUV=0 DISTENV_TOP=/src DISTENV_DEB='$deb' bats --tap $files 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1" |
 		tagged "$tag"
 	next

@@ -78,7 +78,10 @@ pid_of() {
 	pid=$(<"$f")
 	[[ $pid =~ ^[0-9]+$ ]] || return 1
 	[[ -r /proc/$pid/comm ]] || return 1
-	[[ $(<"/proc/$pid/comm") == "$comm" ]] || return 1
+	# Debian installs the daemons as COMM-wlm behind COMM; a daemon that
+	# re-executes itself (slurmctld on `scontrol reconfigure`, from 23.11
+	# on) does so by its real name
+	[[ $(<"/proc/$pid/comm") == "$comm" || $(<"/proc/$pid/comm") == "$comm-wlm" ]] || return 1
 	printf '%s\n' "$pid"
 }
 
@@ -144,8 +147,22 @@ spawn() {
 # ---------------------------------------------------------------------------
 # stop
 
+# stop_daemon PIDFILE COMM: stop the daemon PIDFILE names, if it runs
+# COMM, and any child that outlives it (normally none)
+stop_daemon() {
+	local p c pids
+	p=$(pid_of "$1" "$2") || return 0
+	mapfile -t pids < <(children_of "$p")
+	log "stopping $2 $p"
+	kill_pids 10 "$p"
+	for c in "${pids[@]}"; do
+		[[ -d /proc/$c ]] && kill_pids 5 "$c"
+	done
+	return 0
+}
+
 do_stop() {
-	local f p c kind name pids=() line
+	local f p kind name pids=()
 	[[ -d $DIR ]] || { log "nothing to stop ($DIR missing)"; return 0; }
 
 	# 1. slurmd daemons
@@ -171,19 +188,11 @@ do_stop() {
 		kill_pids 3 "${pids[@]}"
 	fi
 
-	# 3. slurmctld, 4. munged (only ours: we never touch a system munged)
-	for line in slurmctld:slurmctld munged:munged; do
-		f=$PIDS/${line%%:*}.pid
-		if p=$(pid_of "$f" "${line##*:}"); then
-			mapfile -t pids < <(children_of "$p")
-			log "stopping ${line##*:} $p"
-			kill_pids 10 "$p"
-			# children that outlived their parent (normally none)
-			for c in "${pids[@]}"; do
-				[[ -d /proc/$c ]] && kill_pids 5 "$c"
-			done
-		fi
-	done
+	# 3. slurmctld, 4. munged (only ours: we never touch a system munged).
+	# The pid in its SlurmctldPidFile too, should slurmctld have moved.
+	stop_daemon "$DIR/run/slurmctld.pid" slurmctld
+	stop_daemon "$PIDS/slurmctld.pid" slurmctld
+	stop_daemon "$PIDS/munged.pid" munged
 	rm -f "$PIDS"/*.pid
 
 	# 5. network/filesystem resources, newest first
@@ -309,7 +318,7 @@ InactiveLimit=0
 KillWait=5
 MinJobAge=120
 Waittime=0
-UnkillableStepTimeout=30
+UnkillableStepTimeout=60
 EOF
 		if [[ $resv == 1 ]]; then
 			echo "MpiParams=ports=21000-21999"
@@ -322,9 +331,9 @@ EOF
 	# Without cgroup.conf slurmd autodetects the cgroup version and dies:
 	# "No filesystem mounted on /sys/fs/cgroup" (ip netns exec remounts /sys).
 	# cgroup/v1 loads fine and linuxproc/task none never use it.
+	# (CgroupAutomount, "no" by default, is defunct from 24.11 on.)
 	cat >"$CONF_DIR/cgroup.conf" <<EOF
 CgroupPlugin=cgroup/v1
-CgroupAutomount=no
 EOF
 	chmod 0644 "$CONF" "$CONF_DIR/cgroup.conf"
 }
