@@ -69,6 +69,26 @@ bad:
 				 distenv_printable(value, shown, sizeof(shown)));
 }
 
+/* Slurm's ids of steps that are not srun steps start at
+ * SLURM_MAX_NORMAL_STEP_ID (0xfffffff0, slurm.h): salloc's interactive
+ * step is SLURM_INTERACTIVE_STEP, 0xfffffffa. Its shell's SLURM_STEP_ID
+ * reads 4294967290 on 22.05 and 24.11 and -6 on 26.05 (measured:
+ * tests/cluster/het_interactive.bats). Either form means: a shell of
+ * the job, not a task of a step. */
+static int special_step_env(const char *const *envp)
+{
+	const char *v = distenv_env_get(envp, "SLURM_STEP_ID");
+	uint32_t id;
+
+	if (!v)
+		return 0;
+	if (v[0] == '-')
+		return v[1] >= '1' && v[1] <= '9' &&
+		       distenv_parse_u32(v + 1, 16, &id) == 0;
+	return distenv_parse_u32(v, UINT32_MAX, &id) == 0 &&
+	       id >= 0xfffffff0u;
+}
+
 int distenv_step_from_env(const char *const *envp, int batch,
 			  struct distenv_step *step, struct distenv_error *err)
 {
@@ -82,9 +102,10 @@ int distenv_step_from_env(const char *const *envp, int batch,
 	step->ephemeral_hi = 0;
 	if (distenv_env_u32(envp, "SLURM_JOB_ID", 1, &step->job_id, err) < 0)
 		return -1;
-	in_step = batch == 1 ? 0
-			     : distenv_env_u32(envp, "SLURM_STEP_ID", batch == 0,
-					       &step->step_id, err);
+	in_step = batch == 1 || (batch < 0 && special_step_env(envp))
+			  ? 0
+			  : distenv_env_u32(envp, "SLURM_STEP_ID", batch == 0,
+					    &step->step_id, err);
 	if (in_step < 0)
 		return -1;
 	name = distenv_env_get(envp, "SLURMD_NODENAME");
@@ -127,4 +148,27 @@ const char *distenv_step_nodelist_var(const struct distenv_step *step)
 {
 	return step->kind == DISTENV_STEP_BATCH ? "SLURM_JOB_NODELIST"
 						: "SLURM_STEP_NODELIST";
+}
+
+void distenv_step_ids_resolve(const struct distenv_step_ids *items,
+			      const char *const *envp,
+			      struct distenv_step_ids *out)
+{
+	struct distenv_error err;
+	uint32_t job = 0, nnodes = 0, node = 0;
+
+	*out = *items;
+	out->het = 0;
+	if (!distenv_env_get(envp, "SLURM_HET_SIZE") ||
+	    distenv_env_u32(envp, "SLURM_STEP_NUM_NODES", 1, &nnodes,
+			    &err) != 1 ||
+	    nnodes <= items->nnodes ||
+	    distenv_env_u32(envp, "SLURM_JOB_ID", 1, &job, &err) != 1 ||
+	    distenv_env_u32(envp, "SLURM_NODEID", 1, &node, &err) != 1 ||
+	    node >= nnodes)
+		return;
+	out->job_id = job;
+	out->nnodes = nnodes;
+	out->node_id = node;
+	out->het = 1;
 }

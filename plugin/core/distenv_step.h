@@ -74,7 +74,9 @@ int distenv_tasks_on_node(const char *value, uint32_t node_id,
  * master_host is left empty: the caller resolves the node list
  * (SLURM_STEP_NODELIST or SLURM_JOB_NODELIST) with Slurm's hostlist
  * functions. batch: 1 for the batch step, 0 for an srun step, -1 to
- * decide by whether SLURM_STEP_ID is set (the distenv command). Errors
+ * decide by whether SLURM_STEP_ID is set and names an srun step (the
+ * distenv command; the id of salloc's interactive step, 4294967290 or,
+ * from 26.05, -6, is a shell of the job like the batch script). Errors
  * name the missing or malformed variable.
  */
 int distenv_step_from_env(const char *const *envp, int batch,
@@ -83,5 +85,43 @@ int distenv_step_from_env(const char *const *envp, int batch,
 /* The node list variable to read for step: SLURM_STEP_NODELIST for a
  * task step, SLURM_JOB_NODELIST for the batch step. */
 const char *distenv_step_nodelist_var(const struct distenv_step *step);
+
+/* Which step a slurmstepd serves, and where its node stands in it. */
+struct distenv_step_ids {
+	uint32_t job_id;  /* the step's job; a heterogeneous step: the
+			   * leader's (the job id of component 0) */
+	uint32_t step_id;
+	uint32_t nnodes;  /* nodes in the step, every component's */
+	uint32_t node_id; /* this node's index among them */
+	int het;          /* 1: a step over several components of a
+			   * heterogeneous job */
+};
+
+/*
+ * The step's ids from slurmstepd's own (items: S_JOB_ID, S_JOB_STEPID,
+ * S_JOB_NNODES, S_JOB_NODEID) and the task's environment envp, into *out.
+ *
+ * Slurm runs a heterogeneous step (srun --het-group=0,1, or srun's colon
+ * syntax; Slurm's "Heterogeneous Job Support" page) as one step per
+ * component: each slurmstepd's items name its component's job id and
+ * count only that component's nodes, while the tasks' environment
+ * describes the whole step as MPI sees it: SLURM_JOB_ID is the leader's
+ * id, SLURM_STEP_NUM_NODES and SLURM_NODEID count every component's
+ * nodes (measured on 22.05, 24.11 and 26.05: tests/cluster/het.bats).
+ * Cancelling the component's step would leave the other components
+ * waiting for their peers; cancelling the leader's id reaches every
+ * component (slurmctld signals the whole heterogeneous step when no
+ * component is named, step_het_comp NO_VAL).
+ *
+ * So: where SLURM_HET_SIZE is set and SLURM_STEP_NUM_NODES exceeds the
+ * items' node count (a step over one component, srun --het-group=1, has
+ * equal counts: its own job id is right, and SLURM_JOB_ID would name the
+ * leader's step of the same number instead), out takes SLURM_JOB_ID,
+ * SLURM_STEP_NUM_NODES and SLURM_NODEID, and het = 1; otherwise out is
+ * items, het = 0. A malformed variable keeps the items. Never fails.
+ */
+void distenv_step_ids_resolve(const struct distenv_step_ids *items,
+			      const char *const *envp,
+			      struct distenv_step_ids *out);
 
 #endif

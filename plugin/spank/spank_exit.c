@@ -60,27 +60,27 @@ static void remove_as_user(const char *dir, uid_t uid, gid_t gid)
 int distenv_remote_exit(spank_t sp)
 {
 	const struct distenv_request *r = &distenv_state.req;
-	uint32_t job = 0, step = 0, node = 0, restart = 0;
+	struct distenv_step_ids ids;
+	uint32_t restart = 0;
 	char tmpdir[4096] = "", count[16] = "", dir[4200];
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
 
+	/* the ids the preparation named the directory with (spank_lf.c) */
 	if (!r->lf_config[0] ||
 	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_NODEID, &node) != ESPANK_SUCCESS ||
-	    step >= SLURM_MAX_NORMAL_STEP_ID)
+	    distenv_spank_step_ids(sp, &ids) ||
+	    ids.step_id >= SLURM_MAX_NORMAL_STEP_ID)
 		return 0;
 	spank_getenv(sp, "TMPDIR", tmpdir, sizeof(tmpdir));
 	if (spank_getenv(sp, "SLURM_RESTART_COUNT", count, sizeof(count)) ==
 		    ESPANK_SUCCESS &&
 	    distenv_parse_u32(count, 1000000, &restart))
 		restart = 0;
-	lf_resolved_dir(lf_resolved_base(tmpdir), (unsigned)uid, job, step,
-			node, restart, dir, sizeof(dir));
+	lf_resolved_dir(lf_resolved_base(tmpdir), (unsigned)uid, ids.job_id,
+			ids.step_id, ids.node_id, restart, dir, sizeof(dir));
 	pid = fork();
 	if (pid == 0) {
 		remove_as_user(dir, uid, gid);

@@ -175,12 +175,16 @@ static void lf_node_facts(spank_t sp, const char *const *env,
 			  struct lf_prepare_facts *f, int *local_id,
 			  const char *node, char *partner, size_t partner_len)
 {
+	struct distenv_step_ids ids = {0, 0, 0, 0, 0};
 	uint64_t mem = 0;
 
-	spank_get_item(sp, S_JOB_ID, &f->job_id);
-	spank_get_item(sp, S_JOB_STEPID, &f->step_id);
-	spank_get_item(sp, S_JOB_NNODES, &f->nnodes);
-	spank_get_item(sp, S_JOB_NODEID, &f->node_id);
+	/* a heterogeneous step's ids as a whole: every node plans for all
+	 * its nodes, and node index 0 is one node only */
+	distenv_spank_step_ids(sp, &ids);
+	f->job_id = ids.job_id;
+	f->step_id = ids.step_id;
+	f->nnodes = ids.nnodes;
+	f->node_id = ids.node_id;
 	spank_get_item(sp, S_TASK_ID, local_id);
 	f->node_name = node;
 	/* NPROC_PER_NODE as distenv derived it, else the step's GPUs on
@@ -311,20 +315,22 @@ early:
 int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err)
 {
 	const struct distenv_request *r = &distenv_state.req;
+	struct distenv_step_ids ids = {0, 0, 0, 0, 0};
 	char **envp = NULL;
-	uint32_t job_id = 0, restart;
+	uint32_t restart;
 	char node[256], dir[DISTENV_LF_PATH_MAX];
 	int local_id = 0, rc;
 
 	spank_get_item(sp, S_TASK_ID, &local_id);
 	if (local_id != 0)
 		return 0;
-	spank_get_item(sp, S_JOB_ID, &job_id);
+	/* the job id lf_node_facts gives the preparation that reads it */
+	distenv_spank_step_ids(sp, &ids);
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
 		envp = NULL;
 	restart = lf_restart_count((const char *const *)envp);
 	read_node_name(sp, node, sizeof(node));
-	rc = lf_prepare_mark_storage(r->lf_config, job_id, restart, node, dir,
+	rc = lf_prepare_mark_storage(r->lf_config, ids.job_id, restart, node, dir,
 				     sizeof(dir), err);
 	if (rc) {
 		distenv_error_prefix_where(err, node);
@@ -334,7 +340,7 @@ int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err)
 		fprintf(stderr, "distenv: %s: storage mark of job %u start %u "
 			"written in %s/" LF_MARK_SUBDIR "; the job's later "
 			"steps read it to tell shared from node-local "
-			"output_dir\n", node, (unsigned)job_id,
+			"output_dir\n", node, (unsigned)ids.job_id,
 			(unsigned)restart, dir);
 		fflush(stderr);
 	}

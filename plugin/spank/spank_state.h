@@ -14,6 +14,7 @@
 #include "distenv_error.h"
 #include "distenv_options.h"
 #include "distenv_policy.h"
+#include "distenv_step.h"
 
 struct distenv_topo;
 
@@ -76,6 +77,11 @@ int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err);
 /* slurmstepd, when the step ends on this node (root): remove the step's
  * resolved copies, as the user (spank_exit.c). Never fails. */
 int distenv_remote_exit(spank_t sp);
+
+/* slurmstepd (remote contexts): the step's job, step, node count and
+ * node index, a heterogeneous step's as a whole (spank_ids.c). Returns
+ * 0, or -1 where Slurm gives no ids. */
+int distenv_spank_step_ids(spank_t sp, struct distenv_step_ids *out);
 
 /* slurmstepd, per task, as the user: derive and export. */
 int distenv_remote_task_init(spank_t sp);

@@ -53,23 +53,24 @@ static int kill_step(uint32_t job, uint32_t step)
 #endif
 }
 
+/* A heterogeneous step is cancelled by its leader's id, which reaches
+ * every component (distenv_step_ids_resolve). */
 static void end_step(spank_t sp)
 {
-	uint32_t job = 0, step = 0, nnodes = 0;
+	struct distenv_step_ids ids;
 
-	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS ||
-	    nnodes <= 1 ||
-	    spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
-	    step >= SLURM_MAX_NORMAL_STEP_ID)
+	if (distenv_spank_step_ids(sp, &ids) || ids.nnodes <= 1 ||
+	    ids.step_id >= SLURM_MAX_NORMAL_STEP_ID)
 		return;
-	fprintf(stderr, "distenv: ending step %u.%u on all %u nodes, so that "
-			"none waits for this one\n", job, step, nnodes);
+	fprintf(stderr, "distenv: ending step %u.%u on all %u nodes%s, so "
+			"that none waits for this one\n", ids.job_id,
+		ids.step_id, ids.nnodes,
+		ids.het ? " of its heterogeneous components" : "");
 	fflush(stderr);
 	distenv_pipe_wait_drained(STDERR_FILENO, 1000, 100);
-	if (kill_step(job, step) != SLURM_SUCCESS)
+	if (kill_step(ids.job_id, ids.step_id) != SLURM_SUCCESS)
 		fprintf(stderr, "distenv: could not cancel step %u.%u: %s\n",
-			job, step, slurm_strerror(errno));
+			ids.job_id, ids.step_id, slurm_strerror(errno));
 }
 
 /* The reason the user sees, in slurmd's log too, with job, step and
@@ -78,14 +79,13 @@ static void end_step(spank_t sp)
  * who has the message already. */
 static void log_failure(spank_t sp, const char *line)
 {
-	uint32_t job = 0, step = 0;
+	struct distenv_step_ids ids = {0, 0, 0, 0, 0};
 	char node[256] = "?";
 
-	spank_get_item(sp, S_JOB_ID, &job);
-	spank_get_item(sp, S_JOB_STEPID, &step);
+	distenv_spank_step_ids(sp, &ids);
 	spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node));
 	slurm_info("distenv: job %u step %u node %s: failed the step: %s",
-		    job, step, node, line);
+		    ids.job_id, ids.step_id, node, line);
 }
 
 /* Print err for the user, once per node (from the node's first task:
