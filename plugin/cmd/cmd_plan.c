@@ -10,60 +10,33 @@
 #include "commands.h"
 #include "distenv_env.h"
 #include "lf_prepare.h"
+#include "lf_request.h"
 #include "lf_sys.h"
 
 extern char **environ;
 
-/* A count from lo to hi, named what ("a node count") in the error. */
-static int parse_count(const char *value, uint32_t lo, uint32_t hi,
-		       const char *what, const char *where, uint32_t *out,
-		       struct distenv_error *err)
-{
-	if (distenv_parse_u32(value, hi, out) || *out < lo)
-		return distenv_error_set(err, where, NULL,
-					 "'%s' is not %s from %u to %u", value,
-					 what, lo, hi);
-	return 0;
-}
-
 /* The value of one option of plan or prepare (the rows with
- * DISTENV_IN_PLAN or DISTENV_IN_PREPARE) into req, facts or *output. */
+ * DISTENV_IN_PLAN or DISTENV_IN_PREPARE) into req (lf_request_set, as
+ * the plugin sets its own), facts or *output. */
 static int set_option(int id, const char *value, const char *where,
 		      struct lf_prepare_request *req,
 		      struct lf_prepare_facts *facts, int *output,
 		      struct distenv_error *err)
 {
+	int rc = lf_request_set(req, id, value, where, err);
+
+	if (rc != LF_REQUEST_NOT_OWNED)
+		return rc;
 	switch (id) {
-	case DISTENV_OPT_LF_CONFIG:
-		req->config = value;
-		return 0;
 	case DISTENV_OPT_STEP_NODES:
-		return parse_count(value, 1, 100000, "a node count", where,
-				   &facts->nnodes, err);
+		return lf_parse_count(value, 1, 100000, "a node count", where,
+				      &facts->nnodes, err);
 	case DISTENV_OPT_GPUS_PER_NODE:
-		return parse_count(value, 1, 1024, "a GPU count", where,
-				   &facts->gpus_per_node, err);
+		return lf_parse_count(value, 1, 1024, "a GPU count", where,
+				      &facts->gpus_per_node, err);
 	case DISTENV_OPT_NODE_ID:
-		return parse_count(value, 0, 99999, "a node index", where,
-				   &facts->node_id, err);
-	case DISTENV_OPT_GPU_MEM:
-		return lf_parse_mem(value, where, &req->gpu_mem, err);
-	case DISTENV_OPT_HOST_MEM:
-		return lf_parse_mem(value, where, &req->host_mem, err);
-	case DISTENV_OPT_MODEL_PARAMS:
-		return lf_parse_params(value, where, &req->model_params, err);
-	case DISTENV_OPT_SAVE_ON_EACH_NODE:
-		return lf_parse_soen(value, where, &req->soen, err);
-	case DISTENV_OPT_OFFLOAD:
-		return lf_parse_offload(value, where, &req->offload, err);
-	case DISTENV_OPT_CHECK:
-		return lf_parse_check(value, where, &req->check, err);
-	case DISTENV_OPT_STORAGE_POLICY:
-		req->storage_policy = value;
-		return 0;
-	case DISTENV_OPT_ANSWER_TOKENS:
-		return parse_count(value, 1, 1048576, "a token count", where,
-				   &req->answer_tokens, err);
+		return lf_parse_count(value, 0, 99999, "a node index", where,
+				      &facts->node_id, err);
 	case DISTENV_OPT_PRINT_YAML: /* plan's only: output is set */
 		*output |= DISTENV_PLAN_YAML;
 		return 0;

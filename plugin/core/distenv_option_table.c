@@ -85,7 +85,7 @@ const struct distenv_option_row distenv_option_table[DISTENV_OPT_COUNT] = {
 	[DISTENV_OPT_ANSWER_TOKENS] = {
 		NULL, "answer-tokens", LF_ONLY, 1, "N",
 		"Longest chosen or rejected answer in tokens (default 1024)",
-		DISTENV_PARSE_COMMAND, 0},
+		DISTENV_PARSE_LF, 0},
 	[DISTENV_OPT_OFFLOAD] = {
 		"distenv-offload", "offload", LF_ONLY, 1, "none|cpu|auto",
 		"ZeRO-3 CPU offload in the resolved DeepSpeed config (default: "
@@ -105,7 +105,7 @@ const struct distenv_option_row distenv_option_table[DISTENV_OPT_COUNT] = {
 	[DISTENV_OPT_STORAGE_POLICY] = {
 		NULL, "storage-policy", LF_ONLY, 1, "SPEC",
 		"The site's storage policy (shared:/gpfs,local:/scratch)",
-		DISTENV_PARSE_COMMAND, 0},
+		DISTENV_PARSE_LF, 0},
 	[DISTENV_OPT_RESUME] = {
 		"distenv-resume", NULL, 0, 1, "auto|off|PATH",
 		"Checkpoint to resume from with --distenv-lf-config: auto (the "

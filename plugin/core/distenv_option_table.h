@@ -72,9 +72,10 @@ enum distenv_opt_parser {
 	/* distenv_request_set (distenv_options.h), for the plugin and for
 	 * distenv env / show alike. */
 	DISTENV_PARSE_REQUEST = 0,
-	/* The LLaMA-Factory parsers (plugin/lf/lf_decide.h, lf_ckpt.h),
-	 * called by the plugin into its request and by plan / prepare into
-	 * theirs. */
+	/* lf_request_set (plugin/lf/lf_request.h) into the request of
+	 * the LLaMA-Factory run preparation, for the plugin and for plan /
+	 * prepare alike; the plugin's --distenv-resume by lf_parse_resume
+	 * (lf_ckpt.h) into its own buffer. */
 	DISTENV_PARSE_LF,
 	/* The subcommand itself (a path, a name, a count of its own). */
 	DISTENV_PARSE_COMMAND,

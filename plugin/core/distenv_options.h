@@ -45,17 +45,14 @@ struct distenv_request {
 	uint32_t min_nodes, max_nodes;        /* --distenv-nodes, 0 = none */
 	uint32_t max_restarts;                /* --distenv-max-restarts */
 	int max_restarts_given;
-	/* LLaMA-Factory run preparation (plugin/lf/lf_prepare.h; the
-	 * enums and parsers are in plugin/lf/lf_decide.h). */
+	/* Of the LLaMA-Factory run preparation, the two the core reads:
+	 * the YAML named (the site's lf_features: rule) and the check
+	 * level (the derivation's network warnings). The plugin keeps its
+	 * settings as plugin/lf's request (plugin/spank/spank_state.h),
+	 * whose config points at lf_config and whose check it copies to
+	 * check. */
 	char lf_config[DISTENV_LF_PATH_MAX];  /* --distenv-lf-config, "" = none */
-	int save_on_each_node;                /* enum lf_soen, 0 = auto */
-	int offload;                          /* enum lf_offload, 0 = unset */
 	int check;                            /* enum distenv_check, 0 = warn */
-	uint64_t model_params;                /* --distenv-model-params, 0 = none */
-	uint64_t gpu_mem;                     /* --distenv-gpu-mem, bytes, 0 = none */
-	int resume;                           /* --distenv-resume: enum
-					       * lf_resume_mode, 0 = default */
-	char resume_path[DISTENV_LF_PATH_MAX]; /* its PATH, "" = none */
 	int mark_storage;                     /* --distenv-mark-storage */
 };
 

@@ -118,7 +118,7 @@ static int same_file(const char *a, const char *b)
 static int check_argv(spank_t sp, const char *node, int local_id,
 		      struct distenv_error *err)
 {
-	const struct distenv_request *r = &distenv_state.req;
+	const struct lf_prepare_request *r = &distenv_state.lf;
 	char word[DISTENV_LF_PATH_MAX];
 	char **argv = NULL;
 	int argc = 0;
@@ -126,7 +126,7 @@ static int check_argv(spank_t sp, const char *node, int local_id,
 
 	if (r->check == LF_CHECK_OFF ||
 	    spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
-	    !lf_argv_names_original(argc, argv, r->lf_config, same_file, word,
+	    !lf_argv_names_original(argc, argv, r->config, same_file, word,
 				    sizeof(word)))
 		return 0;
 	distenv_error_set(&e, "--distenv-lf-config",
@@ -261,7 +261,10 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	const struct distenv_request *r = &distenv_state.req;
 	const char *const *env = NULL;
 	char **envp = NULL;
-	struct lf_prepare_request req;
+	/* The options' request, with this step's additions on a copy: the
+	 * site's storage list and DISTENV_RESUME point into this
+	 * function's buffers. */
+	struct lf_prepare_request req = distenv_state.lf;
 	struct lf_prepare_facts f;
 	struct lf_prepare_result res;
 	char node[256], partner[256];
@@ -274,16 +277,7 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	 * (seen in tests/cluster/templates.bats). */
 	if (spank_get_item(sp, S_JOB_ENV, &envp) == ESPANK_SUCCESS)
 		env = (const char *const *)envp;
-	memset(&req, 0, sizeof(req));
 	memset(&f, 0, sizeof(f));
-	req.config = r->lf_config;
-	req.soen = r->save_on_each_node;
-	req.offload = r->offload;
-	req.check = r->check;
-	req.model_params = r->model_params;
-	req.gpu_mem = r->gpu_mem;
-	req.resume = r->resume;
-	req.resume_path = r->resume_path;
 	storage_policy(env, storage, sizeof(storage));
 	req.storage_policy = storage[0] ? storage : NULL;
 	read_node_name(sp, node, sizeof(node));

@@ -13,8 +13,7 @@
 #include <slurm/spank.h>
 
 #include "lf_ckpt.h"
-#include "lf_decide.h"
-#include "lf_model.h"
+#include "lf_request.h"
 #include "spank_state.h"
 
 static int reject(int remote)
@@ -34,10 +33,11 @@ static const char *no_value_as_null(const char *optarg)
 	return optarg && strcmp(optarg, "(null)") == 0 ? NULL : optarg;
 }
 
-/* --distenv-lf-config (plugin/lf/). The file is checked on the submit
- * side only, where the callback runs as the user; slurmstepd (root)
- * only records the path: the task reads it. */
-static int set_lf_config(const char *optarg, const char *where, int remote)
+/* --distenv-lf-config (plugin/lf/): kept in req.lf_config, since
+ * optarg does not outlive the callback. The file is checked on the
+ * submit side only, where the callback runs as the user; slurmstepd
+ * (root) only records the path: the task reads it. */
+static int keep_lf_config(const char *optarg, const char *where, int remote)
 {
 	struct distenv_request *req = &distenv_state.req;
 
@@ -54,36 +54,38 @@ static int set_lf_config(const char *optarg, const char *where, int remote)
 	return 0;
 }
 
-/* The options of the LLaMA-Factory run preparation: their parsers are
- * plugin/lf's (lf_decide.h, lf_ckpt.h). */
+/* The options of the LLaMA-Factory run preparation into the plugin's
+ * request (spank_state.h), by plugin/lf's parser as distenv plan and
+ * prepare set theirs (lf_request.h); the plugin's own part is what
+ * must outlive optarg. */
 static int set_lf(enum distenv_opt_id id, const char *optarg,
 		  const char *where, int remote)
 {
-	struct distenv_request *req = &distenv_state.req;
-	struct distenv_error *err = &distenv_state.option_error;
+	struct distenv_plugin_state *st = &distenv_state;
+	struct distenv_error *err = &st->option_error;
+	int rc;
 
 	switch (id) {
 	case DISTENV_OPT_LF_CONFIG:
-		return set_lf_config(optarg, where, remote);
-	case DISTENV_OPT_SAVE_ON_EACH_NODE:
-		return lf_parse_soen(optarg, where, &req->save_on_each_node,
-				     err);
-	case DISTENV_OPT_OFFLOAD:
-		return lf_parse_offload(optarg, where, &req->offload, err);
-	case DISTENV_OPT_CHECK:
-		return lf_parse_check(optarg, where, &req->check, err);
-	case DISTENV_OPT_MODEL_PARAMS:
-		return lf_parse_params(optarg, where, &req->model_params, err);
-	case DISTENV_OPT_GPU_MEM:
-		return lf_parse_mem(optarg, where, &req->gpu_mem, err);
+		if (keep_lf_config(optarg, where, remote))
+			return -1;
+		optarg = st->req.lf_config;
+		break;
 	case DISTENV_OPT_RESUME:
-		return lf_parse_resume(optarg, where, &req->resume,
-				       req->resume_path,
-				       sizeof(req->resume_path), err);
+		st->lf.resume_path = st->lf_resume_path;
+		return lf_parse_resume(optarg, where, &st->lf.resume,
+				       st->lf_resume_path,
+				       sizeof(st->lf_resume_path), err);
 	default:
+		break;
+	}
+	rc = lf_request_set(&st->lf, id, optarg, where, err);
+	if (rc == LF_REQUEST_NOT_OWNED)
 		return distenv_error_set(err, where, NULL,
 					 "not an option of the plugin");
-	}
+	/* the core's derivation reads the check level too */
+	st->req.check = st->lf.check;
+	return rc;
 }
 
 /* The one callback of every option; val is the option's row

@@ -15,12 +15,20 @@
 #include "distenv_options.h"
 #include "distenv_policy.h"
 #include "distenv_step.h"
+#include "lf_prepare.h"
 
 struct distenv_topo;
 
 struct distenv_plugin_state {
 	struct distenv_site site;
 	struct distenv_request req;
+	/* The LLaMA-Factory options (lf_request_set) as lf_prepare takes
+	 * them. Slurm's optarg does not outlive the callback, so the
+	 * request's strings point into this state: config at
+	 * req.lf_config, resume_path at lf_resume_path. check is also
+	 * req.check, which the core's derivation reads. */
+	struct lf_prepare_request lf;
+	char lf_resume_path[DISTENV_LF_PATH_MAX]; /* --distenv-resume=PATH */
 	struct distenv_error site_error;   /* bad plugstack arguments or
 					    * site policy file */
 	struct distenv_error option_error; /* bad --distenv* value */

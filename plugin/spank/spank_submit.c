@@ -53,7 +53,7 @@ int distenv_submit_post_opt(spank_t sp)
 	 * the option's callback: --distenv-check may come after it. */
 	if (mode != DISTENV_MODE_OFF && distenv_state.req.lf_config[0] &&
 	    lf_prepare_submit_check(distenv_state.req.lf_config,
-				    distenv_state.req.check,
+				    distenv_state.lf.check,
 				    &distenv_state.option_error)) {
 		distenv_error_prefix_where(&distenv_state.option_error,
 					   "--distenv-lf-config");
