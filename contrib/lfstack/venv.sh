@@ -19,8 +19,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 lock=$here/requirements.lock
 venv=${DISTENV_VENV:-/var/cache/distenv/venv}
 stamp=$venv/.distenv-lock.sha256
-python=/usr/bin/python3
-recipe=1
+# The interpreter by its own name (Debian 12: /usr/bin/python3.11), so
+# that the venv's links name it rather than /usr/bin/python3: the release
+# chroots of tests/releases.sh carry another python3 and get this one
+# bound in beside it.
+python=$(readlink -f /usr/bin/python3 2>/dev/null || echo /usr/bin/python3)
+recipe=2
 
 say() { echo "lfstack: $*" >&2; }
 
