@@ -107,7 +107,8 @@ struct distenv_step_ids {
  * count only that component's nodes, while the tasks' environment
  * describes the whole step as MPI sees it: SLURM_JOB_ID is the leader's
  * id, SLURM_STEP_NUM_NODES and SLURM_NODEID count every component's
- * nodes (measured on 22.05, 24.11 and 26.05: tests/cluster/het.bats).
+ * nodes (measured on 22.05, 24.11 and 26.05:
+ * tests/cluster/het_interactive.bats).
  * Cancelling the component's step would leave the other components
  * waiting for their peers; cancelling the leader's id reaches every
  * component (slurmctld signals the whole heterogeneous step when no

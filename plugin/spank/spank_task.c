@@ -55,37 +55,33 @@ static int kill_step(uint32_t job, uint32_t step)
 
 /* A heterogeneous step is cancelled by its leader's id, which reaches
  * every component (distenv_step_ids_resolve). */
-static void end_step(spank_t sp)
+static void end_step(const struct distenv_step_ids *ids)
 {
-	struct distenv_step_ids ids;
-
-	if (distenv_spank_step_ids(sp, &ids) || ids.nnodes <= 1 ||
-	    ids.step_id >= SLURM_MAX_NORMAL_STEP_ID)
+	if (ids->nnodes <= 1 || ids->step_id >= SLURM_MAX_NORMAL_STEP_ID)
 		return;
 	fprintf(stderr, "distenv: ending step %u.%u on all %u nodes%s, so "
-			"that none waits for this one\n", ids.job_id,
-		ids.step_id, ids.nnodes,
-		ids.het ? " of its heterogeneous components" : "");
+			"that none waits for this one\n", ids->job_id,
+		ids->step_id, ids->nnodes,
+		ids->het ? " of its heterogeneous components" : "");
 	fflush(stderr);
 	distenv_pipe_wait_drained(STDERR_FILENO, 1000, 100);
-	if (kill_step(ids.job_id, ids.step_id) != SLURM_SUCCESS)
+	if (kill_step(ids->job_id, ids->step_id) != SLURM_SUCCESS)
 		fprintf(stderr, "distenv: could not cancel step %u.%u: %s\n",
-			ids.job_id, ids.step_id, slurm_strerror(errno));
+			ids->job_id, ids->step_id, slurm_strerror(errno));
 }
 
 /* The reason the user sees, in slurmd's log too, with job, step and
  * node, so that an admin can help from the log alone. At info level:
  * slurmstepd forwards a task's error-level lines to the user as well,
  * who has the message already. */
-static void log_failure(spank_t sp, const char *line)
+static void log_failure(spank_t sp, const struct distenv_step_ids *ids,
+			const char *line)
 {
-	struct distenv_step_ids ids = {0, 0, 0, 0, 0};
 	char node[256] = "?";
 
-	distenv_spank_step_ids(sp, &ids);
 	spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node));
 	slurm_info("distenv: job %u step %u node %s: failed the step: %s",
-		    ids.job_id, ids.step_id, node, line);
+		    ids->job_id, ids->step_id, node, line);
 }
 
 /* Print err for the user, once per node (from the node's first task:
@@ -113,6 +109,7 @@ static int report_config(spank_t sp, const struct distenv_error *err)
 static int report_ending(spank_t sp, const struct distenv_error *err,
 			 int end)
 {
+	struct distenv_step_ids ids = {0, 0, 0, 0, 0};
 	char line[3 * DISTENV_ERROR_TEXT];
 	int local_id = 0;
 
@@ -132,10 +129,12 @@ static int report_ending(spank_t sp, const struct distenv_error *err,
 	distenv_error_format(err, line, sizeof(line));
 	fprintf(stderr, "distenv: error: %s\n", line);
 	fflush(stderr);
-	log_failure(sp, line);
+	/* zeros (no step to end) where Slurm gives no ids */
+	distenv_spank_step_ids(sp, &ids);
+	log_failure(sp, &ids, line);
 	distenv_pipe_wait_drained(STDERR_FILENO, 2000, 100);
 	if (end)
-		end_step(sp);
+		end_step(&ids);
 	return -1;
 }
 
