@@ -9,7 +9,7 @@ double lf_korthikanti_layer_bytes(double s, double b, double h, double a,
 	return s * b * h * (34 + (flash ? 0 : 5 * a * s / h));
 }
 
-double lf_act_layer_bytes(const struct lf_act_input *in, double seq)
+double lf_act_layer_saved_bytes(const struct lf_act_input *in, double seq)
 {
 	const struct lf_model_config *m = in->model;
 	double h = (double)m->hidden_size, i = (double)m->intermediate_size;
@@ -28,10 +28,9 @@ double lf_act_layer_bytes(const struct lf_act_input *in, double seq)
 		break;
 	case LF_ATTN_EAGER:
 		/* repeat_kv copies k and v to every head; per row the
-		 * softmax keeps its fp32 output and a 16-bit copy (6as per
-		 * token), and the scores pass through two 16-bit
-		 * transients (4as) */
-		attn = 2 * h + 2 * hq + 4 * hq + 4 * hq + 10 * a * seq;
+		 * softmax keeps its fp32 output and matmul its 16-bit copy
+		 * (6as per token) */
+		attn = 2 * h + 2 * hq + 4 * hq + 4 * hq + 6 * a * seq;
 		break;
 	default:
 		/* transformers integrations/sdpa_attention.py: with an
@@ -45,13 +44,31 @@ double lf_act_layer_bytes(const struct lf_act_input *in, double seq)
 	 * backward instead of keeping it. */
 	mlp = 2 * h + (in->liger ? 6 : 8) * i;
 	/* Two RMSNorms: transformers' keeps the fp32 input (4h) and the
-	 * normed 16-bit copy (2h); Liger's keeps the input and a per-row
-	 * rstd. */
+	 * 16-bit copy the weight multiplies (2h); Liger's keeps the input
+	 * and a per-row rstd. */
 	norms = 2 * (in->liger ? 2 * h : 6 * h);
-	/* + the residual and the layer's output (4h), + the backward's
-	 * transients: gradients of the hidden state in and out and of the
-	 * MLP's two widest tensors (6h + 4i). */
-	return attn + mlp + norms + 4 * h + 6 * h + 4 * i;
+	return attn + mlp + norms;
+}
+
+double lf_act_layer_transient_bytes(const struct lf_act_input *in,
+				    double seq, int backward)
+{
+	const struct lf_model_config *m = in->model;
+	double h = (double)m->hidden_size, i = (double)m->intermediate_size;
+	double a = (double)m->num_attention_heads;
+	double scores = in->attn == LF_ATTN_EAGER ? a * seq : 0;
+
+	/* Backward: the hidden state's gradient into and out of the layer
+	 * and the gradients of gate and up (4h + 4i; measured 13.5 kB per
+	 * token where this counts 15.4 kB), and eager's two 16-bit
+	 * gradients of the scores (4as). Forward without gradients: the
+	 * input in fp32, its normed copies and the residual (8h), and the
+	 * MLP's SiLU(gate), up and their product alive at once (6i; the
+	 * reference's layer measured within 1.2%); eager's scores, masked
+	 * scores, fp32 softmax and its 16-bit copy (10as). */
+	if (backward)
+		return 4 * h + 4 * i + 4 * scores;
+	return 8 * h + 6 * i + 10 * scores;
 }
 
 double lf_act_logit_bytes(const struct lf_act_input *in)
@@ -83,28 +100,53 @@ void lf_act_terms(const struct lf_act_input *in, double seq,
 	double h = (double)m->hidden_size, v = (double)m->vocab_size;
 	double layers = (double)m->num_hidden_layers;
 	double rows = (double)in->batch * (in->pairwise ? 2 : 1);
-	double t = rows * seq, layer = lf_act_layer_bytes(in, seq);
+	double t = rows * seq, saved = lf_act_layer_saved_bytes(in, seq);
 	double block = 2 * h * t; /* one layer's input, 16-bit */
-	double logit_phase, layer_phase;
+	double head, logit_phase, ref_phase = 0, bwd_phase;
 
 	out->tokens = t;
 	out->ckpt_inputs = in->grad_ckpt && !in->unsloth_gc ? layers * block : 0;
-	out->layers = in->grad_ckpt ? 0 : layers * layer * t;
-	out->recompute = in->grad_ckpt ? layer * t : 0;
-	out->logits = lf_act_logit_bytes(in) * t * v;
+	out->layers = in->grad_ckpt ? 0 : layers * saved * t;
 	/* final norm (as a layer's) and lm_head's 16-bit input */
-	out->head = (in->liger ? 2 * h : 6 * h) * t + 2 * h * t;
+	head = (in->liger ? 2 * h : 6 * h) * t + 2 * h * t;
 	/* transformers masking_utils: sdpa gets a boolean (rows, 1, s, s)
 	 * mask when rows are padded, eager an additive 16-bit one;
 	 * FlashAttention takes none. Shared by all layers. */
 	out->attn_mask = in->attn == LF_ATTN_FA2 ? 0 :
 			 (in->attn == LF_ATTN_EAGER ? 2 : 1) * rows * seq * seq;
-	logit_phase = out->logits + out->head;
-	/* the hidden state's gradient (2h) travels through the layers */
-	layer_phase = out->recompute + 2 * h * t;
-	out->logits_phase = logit_phase >= layer_phase;
+	/* The three candidates for the peak, on top of the layers' stored
+	 * activations or checkpointed inputs:
+	 * - the logits of a forward;
+	 * - a layer of the reference model's forward, while the policy
+	 *   holds its head and 8 bytes of logits per entry (which wins
+	 *   for a small vocabulary);
+	 * - a layer's backward: under checkpointing its recomputed
+	 *   activations (and with unsloth its input, back from the host),
+	 *   and the hidden state's gradient (2h) that travels through the
+	 *   layers. */
+	logit_phase = lf_act_logit_bytes(in) * t * v + head;
+	if (in->reference)
+		ref_phase = 8 * t * v + head +
+			    lf_act_layer_transient_bytes(in, seq, 0) * t;
+	bwd_phase = (lf_act_layer_transient_bytes(in, seq, 1) + 2 * h) * t;
+	if (in->grad_ckpt)
+		bwd_phase += saved * t + (in->unsloth_gc ? block : 0);
+	out->logits = out->head = out->recompute = 0;
+	if (logit_phase >= ref_phase && logit_phase >= bwd_phase) {
+		out->phase = LF_PHASE_LOGITS;
+		out->logits = lf_act_logit_bytes(in) * t * v;
+		out->head = head;
+	} else if (ref_phase >= bwd_phase) {
+		out->phase = LF_PHASE_REF_LAYER;
+		out->logits = 8 * t * v;
+		out->head = head;
+		out->recompute = ref_phase - out->logits - head;
+	} else {
+		out->phase = LF_PHASE_BACKWARD;
+		out->recompute = bwd_phase;
+	}
 	out->peak = out->ckpt_inputs + out->layers + out->attn_mask +
-		    (out->logits_phase ? logit_phase : layer_phase);
+		    out->recompute + out->logits + out->head;
 	/* One pinned block per layer and step; the caching host allocator
 	 * keeps a freed block for its power-of-two class only, so at worst
 	 * every smaller class also stays cached (a geometric sum < 2x). */

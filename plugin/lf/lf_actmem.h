@@ -8,7 +8,7 @@
  * - per-layer activations: Korthikanti et al. 2022, "Reducing Activation
  *   Recomputation in Large Transformer Models" (arXiv 2205.05198),
  *   section 4.1: sbh(34 + 5as/h) bytes per layer for 16-bit activations
- *   of a GPT layer (lf_korthikanti_layer_bytes). lf_act_layer_bytes
+ *   of a GPT layer (lf_korthikanti_layer_bytes). lf_act_layer_saved_bytes
  *   counts the same way for the layer transformers builds
  *   (models/qwen2/modeling_qwen2.py, 5.6.0): RMSNorm instead of
  *   LayerNorm, a gated MLP of width intermediate_size, grouped-query
@@ -51,19 +51,30 @@ struct lf_act_input {
 	enum lf_attn attn;
 };
 
+/* The phase of the step whose memory is the peak (docs/memory.md). */
+enum lf_act_phase {
+	LF_PHASE_LOGITS = 0, /* a forward's logits and log_softmax */
+	LF_PHASE_REF_LAYER,  /* a layer of the reference model's forward,
+			      * while the policy holds its logits */
+	LF_PHASE_BACKWARD    /* a layer's backward (recomputed first
+			      * under gradient checkpointing) */
+};
+
 /* Bytes per GPU at the step's peak for rows of seq tokens each. */
 struct lf_act_terms {
 	double tokens;      /* rows x seq */
 	double ckpt_inputs; /* checkpointed layer inputs kept on the GPU */
 	double layers;      /* without checkpointing: every layer's
-			     * activations */
-	double recompute;   /* one layer recomputed and its backward */
-	double logits;      /* logits at the peak phase */
-	double head;        /* final norm and lm_head input */
+			     * stored activations */
+	double recompute;   /* the layer at work at the peak: the
+			     * reference's forward, or a layer's backward
+			     * (its recomputed activations, gradients) */
+	double logits;      /* logits held at the peak */
+	double head;        /* final norm and lm_head input held at the
+			     * peak */
 	double attn_mask;   /* the 4D mask of sdpa/eager (padding) */
 	double peak;        /* the largest phase, all of the above in it */
-	int logits_phase;   /* 1: the logits phase is the peak, 0: a layer's
-			     * backward */
+	enum lf_act_phase phase; /* which phase that is */
 	double host_unsloth;        /* per GPU: pinned blocks in use */
 	double host_unsloth_cached; /* per GPU: the allocator's cache at
 				     * worst (every smaller power-of-two
@@ -76,10 +87,17 @@ struct lf_act_terms {
 double lf_korthikanti_layer_bytes(double s, double b, double h, double a,
 				  int flash);
 
-/* One decoder layer's stored activations and backward transients in
- * bytes per token, for rows of seq tokens (eager attention adds
- * per-token terms that grow with seq). */
-double lf_act_layer_bytes(const struct lf_act_input *in, double seq);
+/* One decoder layer's activations stored for its backward, in bytes per
+ * token, for rows of seq tokens (eager attention stores per-token terms
+ * that grow with seq). Measured with bench/dpo_step_memory.py: the
+ * slope per layer matches to 0.02%. */
+double lf_act_layer_saved_bytes(const struct lf_act_input *in, double seq);
+
+/* Bytes per token alive only while one layer runs: its backward's
+ * gradients (backward != 0), or its forward without gradients (the
+ * reference model's), beside what the layer stores or held input. */
+double lf_act_layer_transient_bytes(const struct lf_act_input *in,
+				    double seq, int backward);
 
 /* Bytes of logits per token x vocabulary entry at the peak: 12 for the
  * policy alone (fp32 copy, log_softmax's contiguous input and output),

@@ -39,13 +39,9 @@ double lf_fit_gpu_bytes(const struct lf_fit_input *in, double seq,
 	terms[LF_TERM_ZERO3_LIVE] = 2 * live + 2 * pre + 2 * red;
 	terms[LF_TERM_CKPT_INPUTS] = at.ckpt_inputs;
 	terms[LF_TERM_LAYERS] = at.layers;
-	if (at.logits_phase) {
-		terms[LF_TERM_LOGITS] = at.logits;
-		terms[LF_TERM_HEAD] = at.head;
-	} else {
-		terms[LF_TERM_RECOMPUTE] = at.peak - at.ckpt_inputs -
-					   at.layers - at.attn_mask;
-	}
+	terms[LF_TERM_RECOMPUTE] = at.recompute;
+	terms[LF_TERM_LOGITS] = at.logits;
+	terms[LF_TERM_HEAD] = at.head;
 	terms[LF_TERM_ATTN_MASK] = at.attn_mask;
 	terms[LF_TERM_RUNTIME] = LF_GPU_RUNTIME_RESERVE;
 	for (i = 0; i < LF_TERM_COUNT; i++)
