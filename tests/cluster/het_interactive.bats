@@ -127,10 +127,13 @@ srun bash -c 'echo "INNER $(hostname) $NODE_RANK $NNODES $MASTER_ADDR:$MASTER_PO
 exit
 EOF
 	# salloc without a command starts the interactive step with a pty
-	# (InteractiveStepOptions "--interactive --preserve-env --pty"):
-	# script(1) gives it a terminal and types the lines above (the srun
-	# reads no terminal input: srun would pass it to its task 0).
-	run timeout 60 script -qec "salloc -N2 --distenv" /dev/null <cmds
+	# (InteractiveStepOptions "--interactive --preserve-env --pty
+	# $SHELL"): script(1) gives it a terminal and types the lines above
+	# (the srun reads no terminal input: srun would pass it to its task
+	# 0). SHELL is set here: where the caller has none (a CI runner),
+	# salloc's srun gets no command and stops with "No command given to
+	# execute".
+	run env SHELL=/bin/bash timeout 60 script -qec "salloc -N2 --distenv" /dev/null <cmds
 	# the terminal's carriage returns and bash's bracketed-paste codes
 	output=$(tr -d '\r' <<<"$output" | sed 's/\x1b\[[?0-9;]*[a-zA-Z]//g')
 	echo "$output"
