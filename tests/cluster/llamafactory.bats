@@ -507,10 +507,10 @@ EOF
 	[ "$(grep -cE '^ELASTIC attempt 0 rank [0-3]/4 .* result=10 OK$' <<<"$output")" -eq 4 ]
 }
 
-@test "elastic mode, --distenv-max-restarts=1: a worker killed mid-run makes every agent restart its workers, and the second round reduces on every rank; with the rendezvous store shared (TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0 exported) the restart hangs" {
+@test "elastic mode, --distenv-max-restarts=1: a worker killed mid-run makes every agent restart its workers, and the second round reduces on every rank" {
 	# shellcheck disable=SC2016 # expanded by the task
 	launch='echo "$(hostname) share=$TORCH_DISABLE_SHARE_RDZV_TCP_STORE max=$PET_MAX_RESTARTS"; exec torchrun "$1"'
-	rm -f "$PWD/kill1.mark" "$PWD/kill2.mark"
+	rm -f "$PWD/kill1.mark"
 	run timeout 120 env ELASTIC_KILL_RANK=3 ELASTIC_KILL_MARK="$PWD/kill1.mark" ELASTIC_STEPS=20 \
 		srun -N2 --ntasks-per-node=1 --distenv=elastic --distenv-nproc=2 --distenv-max-restarts=1 --distenv-show \
 		bash -c "$launch" sh "$TOP/tests/cluster/elastic_worker.py"
@@ -525,17 +525,11 @@ EOF
 	# the agent that saw its worker die counted the restart
 	[ "$(grep -cE '^ELASTIC attempt 1 ' <<<"$output")" -ge 2 ]
 	refute grep -qE '^ELASTIC .* group_rank [01] result=' <<<"$output"
-	# the trap: the shared store (torch's default, kept as the user set
-	# it) gives the restarted workers the dead attempt's addresses
-	run timeout 60 env ELASTIC_KILL_RANK=3 ELASTIC_KILL_MARK="$PWD/kill2.mark" ELASTIC_STEPS=20 TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0 \
-		srun -N2 --ntasks-per-node=1 --distenv=elastic --distenv-nproc=2 --distenv-max-restarts=1 \
-		bash -c "$launch" sh "$TOP/tests/cluster/elastic_worker.py"
-	echo "$output"
-	[ "$status" -ne 0 ]
-	grep -qx 'n1 share=0 max=1' <<<"$output"
-	[ -e "$PWD/kill2.mark" ]
-	grep -qE 'Connection refused' <<<"$output"
-	refute grep -qE '^ELASTIC .* after_kill result=10 OK$' <<<"$output"
+	# Not asserted: that the same launch fails with the store shared
+	# (TORCH_DISABLE_SHARE_RDZV_TCP_STORE=0). Earlier runs here saw the
+	# restarted workers refused ("Connection refused") where one agent
+	# restarted without counting; on a loaded machine both agents saw a
+	# failure, restarted in step and the round completed. It is a race.
 	nodes_idle
 }
 
