@@ -102,6 +102,10 @@ void lf_act_terms(const struct lf_act_input *in, double seq,
 	double rows = (double)in->batch * (in->pairwise ? 2 : 1);
 	double t = rows * seq, saved = lf_act_layer_saved_bytes(in, seq);
 	double block = 2 * h * t; /* one layer's input, 16-bit */
+	double logits = lf_act_logit_bytes(in) * t * v;
+	/* what the policy holds through the reference's forward: its fp32
+	 * logits and the saved log_softmax output (lf_act_logit_bytes) */
+	double held = 8 * t * v;
 	double head, logit_phase, ref_phase = 0, bwd_phase;
 
 	out->tokens = t;
@@ -124,9 +128,9 @@ void lf_act_terms(const struct lf_act_input *in, double seq,
 	 *   activations (and with unsloth its input, back from the host),
 	 *   and the hidden state's gradient (2h) that travels through the
 	 *   layers. */
-	logit_phase = lf_act_logit_bytes(in) * t * v + head;
+	logit_phase = logits + head;
 	if (in->reference)
-		ref_phase = 8 * t * v + head +
+		ref_phase = held + head +
 			    lf_act_layer_transient_bytes(in, seq, 0) * t;
 	bwd_phase = (lf_act_layer_transient_bytes(in, seq, 1) + 2 * h) * t;
 	if (in->grad_ckpt)
@@ -134,13 +138,13 @@ void lf_act_terms(const struct lf_act_input *in, double seq,
 	out->logits = out->head = out->recompute = 0;
 	if (logit_phase >= ref_phase && logit_phase >= bwd_phase) {
 		out->phase = LF_PHASE_LOGITS;
-		out->logits = lf_act_logit_bytes(in) * t * v;
+		out->logits = logits;
 		out->head = head;
 	} else if (ref_phase >= bwd_phase) {
 		out->phase = LF_PHASE_REF_LAYER;
-		out->logits = 8 * t * v;
+		out->logits = held;
 		out->head = head;
-		out->recompute = ref_phase - out->logits - head;
+		out->recompute = ref_phase - held - head;
 	} else {
 		out->phase = LF_PHASE_BACKWARD;
 		out->recompute = bwd_phase;
