@@ -13,9 +13,10 @@ tokens, the prompt's labels masked. torch's profiler records every
 allocation and free of the CPU allocator; the peak of the bytes alive,
 less what was alive before the step (weights, batch), is the step's
 activation memory. The weights' gradients are allocated before the step,
-as after a run's first step: distenv counts them with the model states. distenv plan is then asked for the
-same shape (a config.json written beside, one GPU, cutoff_len SEQ) and
-its activation terms are summed the way lf_seqfit.c sums them.
+as after a run's first step: distenv counts them with the model states.
+distenv plan is then asked for the same shape (a config.json written
+beside, one GPU, cutoff_len SEQ) and its activation terms are summed the
+way lf_seqfit.c sums them.
 
 What it checks: the logits term (20 bytes per token and vocabulary entry
 with a reference model), the checkpointed layer inputs and the per-layer
@@ -74,7 +75,7 @@ def make_models(cfg):
     ref.eval()
     for p in ref.parameters():
         p.requires_grad_(False)
-    return config, policy, ref
+    return policy, ref
 
 
 def make_batch(vocab, seq):
@@ -112,7 +113,7 @@ def make_trainer(ref):
 def measure(cfg, seq, grad_ckpt):
     """The step's peak of live CPU bytes above what was alive before it:
     (forward peak, step peak)."""
-    config, policy, ref = make_models(cfg)
+    policy, ref = make_models(cfg)
     prepare_model_for_training(policy, SimpleNamespace(
         upcast_layernorm=False, disable_gradient_checkpointing=not grad_ckpt,
         use_unsloth_gc=False, use_reentrant_gc=True, upcast_lmhead_output=False))
