@@ -135,12 +135,26 @@ check_concurrent() {
 }
 
 @test "8 jobs at once on the same 2 nodes (OverSubscribe=FORCE:8), reserved and derived ports: no two share a MASTER_PORT" {
-	local ids=() id state f
+	local ids=() id state f barrier=$BATS_FILE_TMPDIR/job8.started
+	# Each task ends once all 16 have started (or after 60 s). With a
+	# fixed sleep instead, a 24.11 controller that launched the batch
+	# scripts in two groups 5 s apart ran two groups that never met.
+	mkdir "$barrier"
+	cat >job8-task.sh <<EOF2
+#!/bin/bash
+echo "S \$SLURM_JOB_ID.\$SLURM_STEP_ID \$SLURMD_NODENAME \$MASTER_PORT \${SLURM_STEP_RESV_PORTS:--} \$(date +%s%N)"
+touch "$barrier/\$SLURM_JOB_ID.\$SLURMD_NODENAME"
+for _ in \$(seq 1 240); do
+	[ "\$(ls "$barrier" | wc -l)" -ge 16 ] && break
+	sleep 0.25
+done
+echo "E \$SLURM_JOB_ID \$SLURMD_NODENAME \$(date +%s%N)"
+EOF2
 	for i in $(seq 1 8); do
 		flag=""
 		[ $((i % 2)) -eq 0 ] && flag="--resv-ports"
 		f="$BATS_FILE_TMPDIR/job8-$i.out"
-		id=$(sbatch --parsable -N2 -o "$f" --wrap "srun -N2 $flag --distenv bash -c 'echo \"S \$SLURM_JOB_ID.\$SLURM_STEP_ID \$SLURMD_NODENAME \$MASTER_PORT \${SLURM_STEP_RESV_PORTS:--} \$(date +%s%N)\"; sleep 4; echo \"E \$SLURM_JOB_ID \$SLURMD_NODENAME \$(date +%s%N)\"'")
+		id=$(sbatch --parsable -N2 -o "$f" --wrap "srun -N2 $flag --distenv bash $BATS_FILE_TMPDIR/job8-task.sh")
 		ids+=("$id")
 	done
 	for id in "${ids[@]}"; do
