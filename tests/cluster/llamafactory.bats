@@ -344,12 +344,20 @@ EOF
 	# torchrun and the training still did not end (untrained says why, in
 	# the TAP output), it is run once more from an empty output_dir.
 	for attempt in 1 2; do
-		state=$(wait_job "$(submit off1.sh)")
+		id=$(submit off1.sh)
+		state=$(wait_job "$id")
 		cat off1.sh.out
 		trained "$state" off1.sh.out && break
 		[ "$attempt" -eq 1 ]
 		[ "$(grep -c "Initializing 2 distributed tasks at: $MASTER:" off1.sh.out)" -eq 2 ]
 		echo "# attempt $attempt: the launch reached both nodes, the training did not end; once more" >&3
+		# one wait_job gave up on must not write beside the rerun (the
+		# partition oversubscribes)
+		case "$state" in PENDING | RUNNING | CONFIGURING | COMPLETING)
+			scancel "$id"
+			wait_job "$id" >/dev/null
+			;;
+		esac
 		srun -N2 rm -rf "$LOCAL/off"
 	done
 	node_files "$LOCAL/off" >files
