@@ -11,9 +11,16 @@
 # recipe number below: a changed pin rebuilds it from scratch, an unchanged
 # lock costs nothing. Raise the recipe number when a change to the steps
 # below must rebuild existing venvs. The stamp is written last, so an
-# interrupted build is never taken for a finished one. Two runs at once wait for each other
-# (flock). Messages go to stderr; stdout is the venv's path only.
+# interrupted build is never taken for a finished one. Two runs at once
+# wait for each other (flock).
+#
+# stdout is the venv's path and nothing else, so callers take it with
+# venv=$(contrib/lfstack/venv.sh). The tools this script runs (pip, the
+# import check: DeepSpeed prints its accelerator warning on stdout) write
+# wherever they like, so the script's stdout is kept on fd 3 and
+# everything else goes to stderr.
 set -euo pipefail
+exec 3>&1 1>&2
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 lock=$here/requirements.lock
@@ -40,7 +47,7 @@ mkdir -p "$(dirname "$venv")"
 exec 9>"$venv.lock"
 flock 9
 if current; then
-	echo "$venv"
+	echo "$venv" >&3
 	exit 0
 fi
 
@@ -93,4 +100,4 @@ EOF
 rm -f "$venv/.pins"
 echo "$want" >"$stamp"
 say "built $venv in $((SECONDS - start)) s"
-echo "$venv"
+echo "$venv" >&3
