@@ -1,5 +1,6 @@
 #!/bin/bash
-# Check the structure rules of plugin/ (tests/cmd/structure.bats runs it):
+# Check the structure rules of plugin/ and of the bats tests
+# (tests/cmd/structure.bats runs it):
 #
 # 1. No function longer than FUNC_MAX lines, counted between the
 #    column-0 "{" and "}" that open and close its body (the layout
@@ -19,13 +20,21 @@
 #    libraries once, users before what they use: lf, site, sys, core
 #    (a program's linker searches static archives in order, so a
 #    library listed again later only hides a wrong order).
+# 4. In the bats tests (tests/**/*.bats and the .bash files they load),
+#    no assertion that cannot fail: an && list, or a command negated
+#    with !, before the end of a @test or a function body. bats runs a
+#    test under errexit, which ignores a failure of every command of an
+#    && list but the last, and the status of "! CMD", so
+#    "[ A ] && [ B ]" never fails on A. tests/lint_bats.py reads the
+#    files and says what to write instead.
 #
 #   tests/check_structure.sh [TOP]     TOP: the tree (default: this one)
 #
 # Prints one line per problem, then "structure: ok" or "structure: N
 # problems"; exits 1 when there is a problem.
 set -uo pipefail
-top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+here=$(cd "$(dirname "$0")" && pwd)
+top=${1:-$(cd "$here/.." && pwd)}
 cd "$top" || exit 2
 shopt -s nullglob
 
@@ -131,6 +140,17 @@ if [ -f Makefile ]; then
 			done
 		done
 	done
+fi
+
+# 4. Assertions that cannot fail, in the bats tests.
+lint=$(python3 "$here/lint_bats.py" "$top")
+rc=$?
+if [ -n "$lint" ]; then
+	while IFS= read -r line; do
+		problem "$line"
+	done <<<"$lint"
+elif [ "$rc" -ne 0 ]; then
+	problem "tests/lint_bats.py: exit $rc without a finding"
 fi
 
 if [ "$problems" -eq 0 ]; then

@@ -13,21 +13,9 @@
 
 load helpers
 
-setup_file() {
-	load helpers
-	cluster_up 2
-}
-
-teardown_file() {
-	load helpers
-	cluster_down
-}
-
-setup() {
-	cluster_env
-	plugstack_with_distenv
-	cd "$BATS_FILE_TMPDIR" || return 1
-}
+setup_file() { cluster_file_setup 2; }
+teardown_file() { cluster_file_teardown; }
+setup() { cluster_test_setup; }
 
 # check_steps FILE N: FILE holds lines "S STEP NODE PORT RESV"; N steps,
 # both nodes of each step print the same port, and (when RESV is not "-")
@@ -152,7 +140,9 @@ echo "E \$SLURM_JOB_ID \$SLURMD_NODENAME \$(date +%s%N)"
 EOF2
 	for i in $(seq 1 8); do
 		flag=""
-		[ $((i % 2)) -eq 0 ] && flag="--resv-ports"
+		if [ $((i % 2)) -eq 0 ]; then
+			flag="--resv-ports"
+		fi
 		f="$BATS_FILE_TMPDIR/job8-$i.out"
 		id=$(sbatch --parsable -N2 -o "$f" --wrap "srun -N2 $flag --distenv bash $BATS_FILE_TMPDIR/job8-task.sh")
 		ids+=("$id")

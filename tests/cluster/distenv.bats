@@ -7,21 +7,9 @@
 
 load helpers
 
-setup_file() {
-	load helpers
-	cluster_up 2
-}
-
-teardown_file() {
-	load helpers
-	cluster_down
-}
-
-setup() {
-	cluster_env
-	plugstack_with_distenv
-	cd "$BATS_FILE_TMPDIR" || return 1
-}
+setup_file() { cluster_file_setup 2; }
+teardown_file() { cluster_file_teardown; }
+setup() { cluster_test_setup; }
 
 @test "srun --help and sbatch --help list the distenv options" {
 	run srun --help
@@ -138,8 +126,11 @@ EOF
 	[ "$status" -eq 0 ]
 	a=$(awk '$1=="A"{print $3}' "$out" | sort -u)
 	b=$(awk '$1=="B"{print $3}' "$out" | sort -u)
-	[ "$(wc -l <<<"$a")" -eq 1 ] && [ "$(wc -l <<<"$b")" -eq 1 ]
-	[ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ]
+	[ "$(wc -l <<<"$a")" -eq 1 ]
+	[ "$(wc -l <<<"$b")" -eq 1 ]
+	[ -n "$a" ]
+	[ -n "$b" ]
+	[ "$a" != "$b" ]
 	awk '$1=="A"{split($2,p,"[-,]"); if (p[1]!=$3) exit 1}' "$out"
 }
 
@@ -311,7 +302,8 @@ EOF
 	[ "$status" -eq 0 ]
 	ports=$(grep -oE '^P\[\] [0-9]+$' <<<"$output" | awk '{print $2}' | sort -u)
 	[ "$(wc -l <<<"$ports")" -eq 1 ]
-	[ "$ports" -ge 30100 ] && [ "$ports" -le 30199 ]
+	[ "$ports" -ge 30100 ]
+	[ "$ports" -le 30199 ]
 	grep -q "MASTER_PORT=$ports  \[set\] derived from job [0-9]* step 0 in port_range 30100-30199" <<<"$output"
 }
 

@@ -20,38 +20,44 @@ export DISTENV_TEST_TIMEOUT=${DISTENV_TEST_TIMEOUT:-20}
 CLUSTER_NET=${DISTENV_CLUSTER_NET:-10.77.0}
 CLUSTER_NS=${DISTENV_CLUSTER_NS:-dvn}
 
-# Start a cluster of $1 nodes with distenv.so in plugstack.conf
-# (required, with the plugstack arguments in $2). Further arguments go to
-# `cluster.sh start` (e.g. --node-local DIR).
-cluster_up() {
-	local nodes=$1 args=${2:-} conf
+# The preamble of a cluster test file, after its `load helpers`:
+#
+#   setup_file() { cluster_file_setup 2; }
+#   teardown_file() { cluster_file_teardown; }
+#   setup() { cluster_test_setup; }
+#
+# with the file's own steps, if any, after these calls.
+
+# cluster_file_setup NODES [PLUGSTACK_ARGS [START_ARG...]]: a cluster of
+# NODES nodes with distenv.so required in plugstack.conf, with the
+# plugstack arguments PLUGSTACK_ARGS; the START_ARGs go to `cluster.sh
+# start` (e.g. --node-local DIR).
+cluster_file_setup() {
+	local nodes=$1 args=${2:-}
 	shift
 	[ $# -eq 0 ] || shift
 	[ -f "$PLUGIN" ] || { echo "build first: no $PLUGIN" >&2; return 1; }
-	conf=$(mktemp)
-	echo "required $PLUGIN $args" >"$conf"
-	"$CLUSTER" stop >/dev/null 2>&1 || true
-	"$CLUSTER" start -n "$nodes" --plugstack "$conf" --resv-ports "$@" >/dev/null
-	local rc=$?
-	rm -f "$conf"
-	return $rc
+	cluster_start "$nodes" "required $PLUGIN $args" "$@"
 }
 
-# Start a cluster of $1 nodes whose plugstack.conf is the text $2 (e.g.
-# the include line of Debian's /etc/slurm/plugstack.conf, to test the
-# installed package).
-cluster_up_plugstack() {
+# cluster_start NODES PLUGSTACK_TEXT [START_ARG...]: a cluster of NODES
+# nodes, with Slurm's reserved ports, whose plugstack.conf is the text
+# PLUGSTACK_TEXT (package.bats: the include line of Debian's
+# /etc/slurm/plugstack.conf, to test the installed package). A cluster
+# left running is stopped first.
+cluster_start() {
 	local nodes=$1 text=$2 conf rc
+	shift 2
 	conf=$(mktemp)
 	printf '%s\n' "$text" >"$conf"
 	"$CLUSTER" stop >/dev/null 2>&1 || true
-	"$CLUSTER" start -n "$nodes" --plugstack "$conf" --resv-ports >/dev/null
+	"$CLUSTER" start -n "$nodes" --plugstack "$conf" --resv-ports "$@" >/dev/null
 	rc=$?
 	rm -f "$conf"
 	return $rc
 }
 
-cluster_down() {
+cluster_file_teardown() {
 	"$CLUSTER" stop >&2
 }
 
@@ -66,11 +72,17 @@ plugstack_with_distenv() {
 	echo "required $PLUGIN ${1:-}" >"$PLUGSTACK"
 }
 
-# setup of a test on the plain cluster: its variables, the plugin
-# required, the file's own scratch directory as the working directory.
-with_distenv_in_tmpdir() {
+# cluster_test_setup [--keep-plugstack]: setup of a test on the cluster:
+# its variables (cluster_env); plugstack.conf back to distenv.so required
+# without arguments, whatever the test before wrote there, unless
+# --keep-plugstack (the file's tests write their own, or the cluster's
+# is the one to test); the file's scratch directory as the working
+# directory.
+cluster_test_setup() {
 	cluster_env
-	plugstack_with_distenv
+	if [ "${1:-}" != --keep-plugstack ]; then
+		plugstack_with_distenv
+	fi
 	cd "$BATS_FILE_TMPDIR" || return 1
 }
 
@@ -85,7 +97,9 @@ nodes_idle() {
 	local states
 	for _ in $(seq 1 40); do
 		states=$(sinfo -h -N -o '%N %T' | sort -u)
-		[ -n "$states" ] && ! grep -qvE ' (idle|mixed|allocated)$' <<<"$states" && break
+		if [ -n "$states" ] && ! grep -qvE ' (idle|mixed|allocated)$' <<<"$states"; then
+			break
+		fi
 		sleep 0.25
 	done
 	echo "$states" >&2

@@ -14,19 +14,9 @@
 
 load helpers
 
-setup_file() {
-	load helpers
-	cluster_up 3 "" --backfill --interactive-step
-}
-
-teardown_file() {
-	load helpers
-	cluster_down
-}
-
-setup() {
-	with_distenv_in_tmpdir
-}
+setup_file() { cluster_file_setup 3 "" --backfill --interactive-step; }
+teardown_file() { cluster_file_teardown; }
+setup() { cluster_test_setup; }
 
 # salloc_het CMD [ARG...]: run CMD (with \$0... = ARGs) in the shell of a heterogeneous allocation of
 # n1 (component 0) and n[2-3] (component 1); bats `run`.
@@ -47,8 +37,10 @@ salloc_het() {
 	for r in 0 1 2 3 4 5; do
 		grep -qE "RANK $r/6 node=n[1-3] result=21 OK" <<<"$output"
 	done
+	# counted by match, not by line: torchrun's prefixed output of two
+	# ranks can land on one line ("...OK[default1]:RANK 1/6 ...")
 	for n in n1 n2 n3; do
-		[ "$(grep -cE "RANK [0-5]/6 node=$n result=21 OK" <<<"$output")" -eq 2 ]
+		[ "$(grep -oE "RANK [0-5]/6 node=$n result=21 OK" <<<"$output" | wc -l)" -eq 2 ]
 	done
 }
 

@@ -77,7 +77,9 @@ wait_job() {
 wait_line() {
 	local state
 	for _ in $(seq 1 480); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
+		if grep -qE "$2" "$1" 2>/dev/null; then
+			return 0
+		fi
 		state=$(scontrol -o show job "$3" 2>/dev/null | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
 		case "$state" in
 		PENDING | RUNNING | CONFIGURING | COMPLETING | REQUEUE* | "") ;;
@@ -109,7 +111,9 @@ wait_state() {
 	local s
 	for _ in $(seq 1 240); do
 		s=$(job_field "$1" JobState)
-		[[ $s =~ ^($2)$ ]] && return 0
+		if [[ $s =~ ^($2)$ ]]; then
+			return 0
+		fi
 		sleep 0.5
 	done
 	echo "job $1: state $s, wanted $2" >&2

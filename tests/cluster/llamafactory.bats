@@ -27,27 +27,20 @@ CPU_KNOBS="$TOP/contrib/lfstack/cpu.yaml"
 MASTER="$CLUSTER_NET.1"
 
 setup_file() {
-	load helpers
-	load lf_helpers
 	"$TOP/contrib/lfstack/venv.sh" >/dev/null
 	"$VENV/bin/python" "$TOP/contrib/lfstack/tiny_model.py" "$TPL/data/dpo_pairs.json" \
 		"$BATS_FILE_TMPDIR/tiny" >&2
-	cluster_up 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"
+	cluster_file_setup 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"
 	# the templates look for their data check at templates/ under the
 	# submit directory, as in a checkout of this repository
 	mkdir -p "$BATS_FILE_TMPDIR/templates"
 	ln -sf "$TOP/templates/check_data_lengths.py" "$BATS_FILE_TMPDIR/templates/"
 }
 
-teardown_file() {
-	load helpers
-	cluster_down
-}
+teardown_file() { cluster_file_teardown; }
 
 setup() {
-	cluster_env
-	plugstack_with_distenv
-	cd "$BATS_FILE_TMPDIR" || return 1
+	cluster_test_setup
 	TINY=$BATS_FILE_TMPDIR/tiny
 	# The venv as a user's `source venv/bin/activate` would put it; the
 	# job inherits this environment (sbatch --export=ALL). No hub.
@@ -92,7 +85,9 @@ for line in open(sys.argv[1] + "/trainer_log.jsonl"):
 # tests/README.md). That case is said on fd 3, so it shows in the TAP.
 trained() {
 	local state=$1 out=$2
-	[ "$state" = COMPLETED ] && return 0
+	if [ "$state" = COMPLETED ]; then
+		return 0
+	fi
 	if [ "$state" = FAILED ] && awk '/\*\*\*\*\* train metrics \*\*\*\*\*/ && !m { m = NR }
 		!m && /^[A-Za-z_.]*(Error|Exception)(: |$)/ { early = 1 }
 		m && /terminate called without an active exception/ { abort = 1 }
@@ -219,7 +214,9 @@ PY
 	own2=$(sed -n 's/^n2 own=\([0-9]*\) .*/\1/p' <<<"$output")
 	# bind(port 0) takes a random free port of the kernel's ephemeral
 	# range: two nodes agree about once in 28,000 tries
-	[ -n "$own1" ] && [ -n "$own2" ] && [ "$own1" != "$own2" ]
+	[ -n "$own1" ]
+	[ -n "$own2" ]
+	[ "$own1" != "$own2" ]
 	[ "$(grep -oE 'distenv=[0-9]+$' <<<"$output" | sort -u | wc -l)" -eq 1 ]
 }
 
@@ -300,7 +297,9 @@ EOF
 	id=$(DISTENV_TEST_PAUSE_AFTER=4 submit full.sbatch)
 	wait_line full.sbatch.out 'paused after checkpoint-4' "$id"
 	for _ in $(seq 1 20); do
-		[ "$(grep -c 'paused after checkpoint-4' full.sbatch.out)" -eq 4 ] && break
+		if [ "$(grep -c 'paused after checkpoint-4' full.sbatch.out)" -eq 4 ]; then
+			break
+		fi
 		sleep 0.5
 	done
 	scancel "$id"
@@ -347,7 +346,9 @@ EOF
 		id=$(submit off1.sh)
 		state=$(wait_job "$id")
 		cat off1.sh.out
-		trained "$state" off1.sh.out && break
+		if trained "$state" off1.sh.out; then
+			break
+		fi
 		[ "$attempt" -eq 1 ]
 		[ "$(grep -c "Initializing 2 distributed tasks at: $MASTER:" off1.sh.out)" -eq 2 ]
 		echo "# attempt $attempt: the launch reached both nodes, the training did not end; once more" >&3
@@ -385,7 +386,9 @@ EOF
 		# n2's task_init failed the step (slurmd's log on n2)
 		grep -qF "[$id.1] error: spank: required plugin distenv.so: task_init() failed" \
 			"$DISTENV_CLUSTER_DIR/log/slurmd-n2.log"
-		grep -q '^distenv: error: ' off.sbatch.out && break
+		if grep -q '^distenv: error: ' off.sbatch.out; then
+			break
+		fi
 		echo "# attempt $attempt: the step's error message did not reach the output" >&3
 	done
 	grep -E '^distenv: error: ' off.sbatch.out >errors
@@ -471,7 +474,8 @@ EOF
 	done
 	# the step's copies went with it (spank_exit.c); a step with the same
 	# TMPDIR shows the copy's header
-	[ ! -e "/tmp/distenv-0-$id.1-0" ] && [ ! -e "/tmp/distenv-0-$id.1-1" ]
+	[ ! -e "/tmp/distenv-0-$id.1-0" ]
+	[ ! -e "/tmp/distenv-0-$id.1-1" ]
 	# shellcheck disable=SC2016 # expanded by the task
 	TMPDIR="$LOCAL/tmp dir" srun -N1 -w n1 --distenv --distenv-lf-config="$BATS_FILE_TMPDIR/lora.yaml" \
 		bash -c 'cat "$DISTENV_LF_CONFIG"' >resolved.yaml

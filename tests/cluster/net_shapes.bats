@@ -15,27 +15,18 @@ load helpers
 NS1=${DISTENV_CLUSTER_NS:-dvn}1
 NS2=${DISTENV_CLUSTER_NS:-dvn}2
 BR=${DISTENV_CLUSTER_BRIDGE:-dvbr0}
+# the second NIC's end on the bridge: named after the cluster's veths, so
+# that clusters running side by side (tests/run) do not share it
+X2=${DISTENV_CLUSTER_VETH:-dvv}x2
 N2=$CLUSTER_NET.2
 
-setup_file() {
-	load helpers
-	cluster_up 2
-}
-
-teardown_file() {
-	load helpers
-	cluster_down
-}
-
-setup() {
-	cluster_env
-	plugstack_with_distenv
-	cd "$BATS_FILE_TMPDIR" || return 1
-}
+setup_file() { cluster_file_setup 2; }
+teardown_file() { cluster_file_teardown; }
+setup() { cluster_test_setup; }
 
 # Undo whatever a test built on n2, also when it failed half-way.
 teardown() {
-	ip link del dvx2 2>/dev/null || true
+	ip link del "$X2" 2>/dev/null || true
 	ip -n "$NS2" addr del "$N2/32" dev lo 2>/dev/null || true
 	ip -n "$NS2" addr del "$N2/32" dev eth0 2>/dev/null || true
 	ip -n "$NS2" addr show dev eth0 | grep -qF "inet $N2/24" ||
@@ -50,9 +41,9 @@ teardown() {
 
 # second_nic: eth2 on n2, on the bridge, in the cluster's subnet
 second_nic() {
-	ip link add dvx2 type veth peer name eth2 netns "$NS2"
-	ip link set dvx2 master "$BR"
-	ip link set dvx2 up
+	ip link add "$X2" type veth peer name eth2 netns "$NS2"
+	ip link set "$X2" master "$BR"
+	ip link set "$X2" up
 	ip -n "$NS2" addr add "$CLUSTER_NET.12/24" dev eth2
 	ip -n "$NS2" link set eth2 up
 }

@@ -48,7 +48,6 @@ snippet_disable() {
 }
 
 setup_file() {
-	load helpers
 	if dpkg-query -W -f='${db:Status-Status}' "$PKG" >/dev/null 2>&1 &&
 		[ "$(dpkg-query -W -f='${db:Status-Status}' "$PKG")" != not-installed ]; then
 		echo "dpkg already knows a $PKG package; not touching it" >"$BATS_FILE_TMPDIR/preinstalled"
@@ -78,12 +77,11 @@ setup_file() {
 	sed 's/^#required /required /' "$SNIPPET" >"$tmp"
 	install -m 0644 "$tmp" "$SNIPPET"
 	rm -f "$tmp"
-	cluster_up_plugstack 2 "include /etc/slurm/plugstack.conf.d/*.conf"
+	cluster_start 2 "include /etc/slurm/plugstack.conf.d/*.conf"
 }
 
 teardown_file() {
-	load helpers
-	cluster_down
+	cluster_file_teardown
 	if [ -f "$BATS_FILE_TMPDIR/installed" ]; then
 		snippet_disable
 		pkg_dpkg --purge "$PKG" >&2
@@ -92,8 +90,7 @@ teardown_file() {
 
 setup() {
 	[ ! -f "$BATS_FILE_TMPDIR/preinstalled" ] || skip "$(cat "$BATS_FILE_TMPDIR/preinstalled")"
-	cluster_env
-	cd "$BATS_FILE_TMPDIR" || return 1
+	cluster_test_setup --keep-plugstack
 }
 
 @test "package: plugin, command, man pages, snippet (commented as shipped) and a dependency on this Slurm release" {

@@ -23,23 +23,12 @@ load lf_helpers
 LFBIN="$TOP/tests/cluster/lf/bin"
 TINY="$TOP/tests/cluster/lf/tiny_model"
 
-setup_file() {
-	load helpers
-	cluster_up 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"
-}
-
-teardown_file() {
-	load helpers
-	cluster_down
-}
+setup_file() { cluster_file_setup 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"; }
+teardown_file() { cluster_file_teardown; }
 
 setup() {
-	cluster_env
-	plugstack_with_distenv
-	cd "$BATS_FILE_TMPDIR" || return 1
+	cluster_test_setup
 	export PATH="$LFBIN:$PATH" TMPDIR="$LOCAL"
-	sbatch --help 2>&1 | grep -q -- '--distenv-resume' ||
-		skip "the plugin has no --distenv-resume"
 }
 
 # rq_yaml OUT KEY=VALUE...: dpo_full_zero3's YAML with the test's model,

@@ -22,13 +22,12 @@ site_file() {
 }
 
 setup_file() {
-	load helpers
 	site_file broken.yaml >/dev/null <<-'EOF'
 	version: 1
 	colour: blue
 	EOF
 	# Started with the broken file, so that slurmd's start logs it.
-	cluster_up 2 "config=$BATS_FILE_TMPDIR/broken.yaml"
+	cluster_file_setup 2 "config=$BATS_FILE_TMPDIR/broken.yaml"
 	ip link add eth2 netns "${CLUSTER_NS}1" type veth peer name eth2 netns "${CLUSTER_NS}2"
 	for i in 1 2; do
 		ip -n "$CLUSTER_NS$i" addr add "$DATA_NET.$i/24" dev eth2
@@ -40,15 +39,10 @@ setup_file() {
 	done
 }
 
-teardown_file() {
-	load helpers
-	cluster_down # the namespaces go, and eth2 with them
-}
-
-setup() {
-	cluster_env
-	cd "$BATS_FILE_TMPDIR" || return 1
-}
+# The namespaces go, and eth2 with them.
+teardown_file() { cluster_file_teardown; }
+# Each test writes its own plugstack.conf (with_site).
+setup() { cluster_test_setup --keep-plugstack; }
 
 with_site() {
 	plugstack_with_distenv "config=$1"

@@ -12,21 +12,9 @@
 load helpers
 load lf_helpers
 
-setup_file() {
-	load helpers
-	cluster_up 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"
-}
-
-teardown_file() {
-	load helpers
-	cluster_down
-}
-
-setup() {
-	cluster_env
-	plugstack_with_distenv
-	cd "$BATS_FILE_TMPDIR" || return 1
-}
+setup_file() { cluster_file_setup 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"; }
+teardown_file() { cluster_file_teardown; }
+setup() { cluster_test_setup; }
 
 @test "output_dir under a bind mount of a node's own tmpfs is node-local on every node: save_on_each_node true" {
 	lf="$TOP/tests/lf"
@@ -126,7 +114,8 @@ mark_job() {
 	grep -qx 'n2 has n2 ' <<<"$output"
 	# a shared directory with the marks of an earlier job: this job
 	# writes no new ones, so they do not count, and the guess is said
-	rm -rf "$BATS_FILE_TMPDIR/old" && mkdir -p "$BATS_FILE_TMPDIR/old/out/.distenv/storage"
+	rm -rf "$BATS_FILE_TMPDIR/old"
+	mkdir -p "$BATS_FILE_TMPDIR/old/out/.distenv/storage"
 	for n in n1 n2; do
 		echo "distenv storage mark: job 1 start 0 node $n" >"$BATS_FILE_TMPDIR/old/out/.distenv/storage/$n"
 	done

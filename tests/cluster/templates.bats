@@ -25,30 +25,14 @@ LFBIN="$TOP/tests/cluster/lf/bin"
 TINY="$TOP/tests/cluster/lf/tiny_model"
 MASTER="$CLUSTER_NET.1"
 
-setup_file() {
-	load helpers
-	cluster_up 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"
-}
-
-teardown_file() {
-	load helpers
-	cluster_down
-}
+setup_file() { cluster_file_setup 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"; }
+teardown_file() { cluster_file_teardown; }
 
 setup() {
-	cluster_env
-	plugstack_with_distenv
-	cd "$BATS_FILE_TMPDIR" || return 1
+	cluster_test_setup
 	# The stand-in launcher, for these jobs only. The resolved configs go
 	# to the node's own disk, as $TMPDIR on a real node would.
 	export PATH="$LFBIN:$PATH" TMPDIR="$LOCAL"
-}
-
-# Jobs that use --distenv-lf-config (the LLaMA-Factory preparation,
-# plugin/lf/) skip, saying why, on a plugin built without it.
-need_lf_config() {
-	sbatch --help 2>&1 | grep -q -- '--distenv-lf-config' ||
-		skip "the plugin has no --distenv-lf-config"
 }
 
 # losses FILE: "step loss" lines logged by rank 0
@@ -167,7 +151,8 @@ EOF
 	[ "$status" -eq 0 ]
 	# the command LLaMA-Factory builds, from what distenv exported per node
 	port=$(grep -oE 'Initializing distributed tasks at: [0-9.]+:[0-9]+' "$out" | sort -u)
-	[ "$(wc -l <<<"$port")" -eq 1 ] && [[ "$port" == *" $MASTER:"* ]]
+	[ "$(wc -l <<<"$port")" -eq 1 ]
+	[[ "$port" == *" $MASTER:"* ]]
 	for r in 0 1; do
 		grep -qE "^llamafactory-cli: /usr/bin/python3 -m torch.distributed.run --redirects 1 --tee 1 --nnodes 2 --node_rank $r --nproc_per_node 2 --master_addr $MASTER --master_port ${port##*:} .*/dpo_train.py $BATS_FILE_TMPDIR/ref.yaml$" "$out"
 	done
@@ -200,7 +185,6 @@ EOF
 }
 
 @test "template dpo_full_zero3 on node-local disks: save_on_each_node resolved true; cancelled after checkpoint-4 and resubmitted, both nodes resume at step 4 and match an uninterrupted run" {
-	need_lf_config
 	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" full.yaml "output_dir=$LOCAL/full"
 	test_params "$BATS_FILE_TMPDIR/full.yaml"
 	template_copy "$TPL/dpo_full_zero3.sbatch" full.sbatch "${template_params[@]}"
@@ -239,7 +223,6 @@ EOF
 }
 
 @test "template dpo_full_zero3 on shared storage declared shared in the site file: save_on_each_node resolved false, one trainer_state.json, resume works; forcing it true warns" {
-	need_lf_config
 	# $shared is on this machine's root file system (ext4, node-local by
 	# its statfs type): only the site file makes distenv treat it as shared.
 	local shared=$BATS_FILE_TMPDIR/shared site=$DISTENV_CLUSTER_DIR/etc/distenv-site.yaml
@@ -287,7 +270,6 @@ EOF
 }
 
 @test "the job survives its submitting shell: template dpo_lora_zero3 submitted from a session that gets SIGHUP and exits keeps training" {
-	need_lf_config
 	test_yaml "$TPL/lf/qwen2_72b_lora_dpo.yaml" lora.yaml "output_dir=$LOCAL/lora"
 	test_params "$BATS_FILE_TMPDIR/lora.yaml"
 	template_copy "$TPL/dpo_lora_zero3.sbatch" lora.sbatch "${template_params[@]}"
@@ -296,7 +278,12 @@ EOF
 	setsid bash -c 'sbatch --parsable -o lora.sbatch.out -e lora.sbatch.out lora.sbatch >lora.id; sleep 300' \
 		</dev/null >/dev/null 2>&1 3>&- &
 	sid=$!
-	for _ in $(seq 1 40); do [ -s lora.id ] && break; sleep 0.5; done
+	for _ in $(seq 1 40); do
+		if [ -s lora.id ]; then
+			break
+		fi
+		sleep 0.5
+	done
 	wait_line lora.sbatch.out 'rank 0/4 node=n1: step 1/' "$(cat lora.id)"
 	# the terminal closes: SIGHUP to the whole session, which exits
 	kill -HUP -- "-$sid"
@@ -316,7 +303,6 @@ EOF
 }
 
 @test "interactive recipe (templates/README.md): salloc --distenv, srun --distenv-show, then a training step, no nohup" {
-	need_lf_config
 	test_yaml "$TPL/lf/qwen2_72b_lora_dpo.yaml" i.yaml "output_dir=$LOCAL/interactive" max_steps=2 save_steps=2
 	# shellcheck disable=SC2016 # expanded by the step's shell
 	run timeout 120 salloc -N2 --ntasks-per-node=1 --distenv --distenv-nproc=2 bash -c '

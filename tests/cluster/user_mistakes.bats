@@ -13,9 +13,9 @@ load lf_helpers
 
 TINY="$TOP/tests/cluster/lf/tiny_model"
 
-setup_file() { load helpers && cluster_up 2; }
-teardown_file() { load helpers && cluster_down; }
-setup() { with_distenv_in_tmpdir; }
+setup_file() { cluster_file_setup 2; }
+teardown_file() { cluster_file_teardown; }
+setup() { cluster_test_setup; }
 
 # launch VAR=VALUE...: LLaMA-Factory's torchrun command on 2 nodes, with
 # the user's leftover exports, timed; sets $elapsed_ms.
@@ -33,7 +33,8 @@ launch() {
 # ended_fast: the step failed (not the timeout) within 30 s and no rank
 # trained.
 ended_fast() {
-	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
 	[ "$elapsed_ms" -lt 30000 ]
 	! grep -q 'result=10 OK' <<<"$output" || false
 }
@@ -98,7 +99,8 @@ ended_fast() {
 	run timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \
 		--distenv-check=strict bash -c 'echo "RAN train ./dpo.yaml"'
 	echo "$output"
-	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
 	[ $(($(date +%s) - launch_t0)) -lt 30 ]
 	! grep -q '^RAN ' <<<"$output" || false
 	grep -qF "distenv: error: n" <<<"$output"
@@ -115,7 +117,8 @@ ended_fast() {
 	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" typo.yaml "output_dir=$BATS_FILE_TMPDIR/out" cuttoff_len=4096
 	run timeout 60 srun -N2 --distenv --distenv-lf-config=typo.yaml true
 	echo "$output"
-	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
 	grep -qE "error: distenv: --distenv-lf-config: typo.yaml:[0-9]+:1: unknown LLaMA-Factory key 'cuttoff_len' .*Did you mean 'cutoff_len'\?" <<<"$output"
 	# nothing ran: the check is srun's, before any allocation
 	! grep -q 'distenv: n[12]' <<<"$output" || false
@@ -130,6 +133,7 @@ ended_fast() {
 	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" nomodel.yaml "output_dir=$BATS_FILE_TMPDIR/out" model_name_or_path=/models/no-such-model
 	run timeout 60 srun -N2 --distenv --distenv-lf-config=nomodel.yaml --distenv-check=strict true
 	echo "$output"
-	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
 	grep -qF "model_name_or_path: /models/no-such-model is a local path and cannot be read on this node: No such file or directory" <<<"$output"
 }

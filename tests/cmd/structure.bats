@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # The structure rules of plugin/ (tests/check_structure.sh): functions of
 # at most 80 lines, folders in layers (core < sys < topo < site < lf <
-# spank < cmd), each library linked once, users first. The tree must keep
-# them, and the checker must catch each kind of break in a made-up tree.
+# spank < cmd), each library linked once, users first; and in the bats
+# tests, no assertion that cannot fail (tests/lint_bats.py). The tree must
+# keep them, and the checker must catch each kind of break in a made-up
+# tree.
 
 setup() {
 	CHECK="$BATS_TEST_DIRNAME/../check_structure.sh"
@@ -63,4 +65,98 @@ function_of() {
 	[ "${lines[0]}" = "lib_la_LIBADD: libdistenv_site.la after a library it uses (order: lf site sys core)" ]
 	[ "${lines[1]}" = "prog_LDADD: links libdistenv_sys.la twice" ]
 	[ "${lines[2]}" = "structure: 2 problems" ]
+}
+
+# bats_file FILE: a made-up bats file, read by tests/lint_bats.py and never
+# run, from stdin, with "%test" for "@test" (bats would take a line of
+# this file that starts with "@test" for a test of its own, even in a
+# heredoc).
+bats_file() {
+	mkdir -p "$(dirname "$1")"
+	sed 's/^%test /@test /' >"$1"
+}
+
+# shellcheck disable=SC2016 # the expected lines quote the fixture, $ and all
+@test "structure: a mid-test && list, in a test or in a helper it loads, fails, named by file and line" {
+	bats_file "$TREE/tests/cluster/and.bats" <<'EOF'
+load helpers
+
+%test "two at once" {
+	run true
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	true
+}
+EOF
+	cat >"$TREE/tests/cluster/helpers.bash" <<'EOF'
+# ended: the step failed, but not by the timeout
+ended() {
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	echo "status $status"
+}
+EOF
+	run "$CHECK" "$TREE"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == 'tests/cluster/and.bats:5: [ "$status" -eq 0 ] && [ -z "$output" ]: an && list before the end of test "two at once": errexit ignores '*'(fix: one assertion per line, '* ]]
+	[[ "${lines[1]}" == 'tests/cluster/helpers.bash:3: [ "$status" -ne 0 ] && [ "$status" -ne 124 ]: an && list before the end of function ended: '* ]]
+	[ "${lines[2]}" = "structure: 2 problems" ]
+}
+
+@test "structure: a mid-test ! CMD fails, named by file and line" {
+	bats_file "$TREE/tests/not.bats" <<'EOF'
+%test "no match" {
+	echo y >f
+	! grep -q x f
+	[ -s f ]
+}
+EOF
+	run "$CHECK" "$TREE"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == 'tests/not.bats:3: ! grep -q x f: a command negated with ! before the end of test "no match": errexit ignores '*'(fix: refute CMD, '* ]]
+	[ "${lines[1]}" = "structure: 1 problems" ]
+}
+
+@test "structure: lists and negations that do fail a test pass: last commands, conditions, || lists, heredocs, scripts in strings" {
+	bats_file "$TREE/tests/ok.bats" <<'EOF'
+setup() { cd "$BATS_TEST_TMPDIR" && echo x >f; }
+
+%test "each form" {
+	if [ -s f ] && ! grep -q y f; then
+		echo ok
+	fi
+	while [ ! -e g ] && true; do touch g; done
+	for ((i = 0; i < 2; i++)); do echo "$i"; done
+	[ -s f ] || [ -s g ]
+	! grep -q y f || false
+	[[ -s f && ! -e h ]]
+	cat <<EOT
+	[ a ] && [ b ]
+	! grep -q y f
+EOT
+	run bash -c '
+		[ -s f ] && echo yes
+		! grep -q y f
+	'
+	(( 1 && 2 ))
+	sleep 0 && true &
+	[ -s f ] && [ -s g ]
+}
+
+%test "last negation" {
+	! grep -q y f
+}
+EOF
+	run "$CHECK" "$TREE"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "structure: ok" ]
+}
+
+@test "structure: a bats file that does not read as bash fails" {
+	printf '%%test "open" {\n\techo "unterminated\n}\n' | bats_file "$TREE/tests/bad.bats"
+	run "$CHECK" "$TREE"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "tests/bad.bats:2: cannot read this as bash: unterminated double quote (bash -n tests/bad.bats)" ]
 }
