@@ -221,6 +221,49 @@ static const struct distenv_file_rules xml_rules = {
 	.max = XML_MAX,
 };
 
+/* The XML the load will read, into text: the file xml names, or none
+ * (text empty) when xml is NULL. hwloc opens HWLOC_XMLFILE itself, and a
+ * FIFO there would block it forever: that file must pass the same reader
+ * first (hwloc reads it again; HWLOC_FSROOT and HWLOC_SYNTHETIC, which
+ * hwloc puts before it, are left to hwloc). */
+static int read_xml(const char *xml, const char *env_xml,
+		    struct distenv_file *text, struct distenv_error *err)
+{
+	if (xml && distenv_file_read(xml, &xml_rules, text, err))
+		return -1;
+	if (!xml && env_xml && env_xml[0] && !getenv("HWLOC_FSROOT") &&
+	    !getenv("HWLOC_SYNTHETIC")) {
+		if (distenv_file_read(env_xml, &xml_rules, text, err)) {
+			distenv_error_prefix_where(err, "HWLOC_XMLFILE");
+			return -1;
+		}
+		distenv_file_free(text);
+	}
+	if (xml && !text->len) {
+		distenv_file_free(text);
+		return distenv_error_set(err, xml, XML_FIX,
+					 "the topology XML is empty");
+	}
+	return 0;
+}
+
+int distenv_topo_abi_check(unsigned built, unsigned loaded,
+			   struct distenv_error *err)
+{
+	if (built >> 16 == loaded >> 16)
+		return 0;
+	return distenv_error_set(err, "hwloc",
+				 "rebuild distenv against the hwloc library "
+				 "installed here (its -dev package), or "
+				 "install the hwloc it was built with",
+				 "distenv was built against hwloc API %u.%u, "
+				 "but the hwloc library loaded is API %u.%u, "
+				 "of another major version and so of another "
+				 "ABI",
+				 built >> 16, (built >> 8) & 0xff,
+				 loaded >> 16, (loaded >> 8) & 0xff);
+}
+
 int distenv_topo_load(const char *xml, const char *nvidia_dir,
 		      struct distenv_topo *topo, struct distenv_error *err)
 {
@@ -230,25 +273,9 @@ int distenv_topo_load(const char *xml, const char *nvidia_dir,
 	struct distenv_file text = {0};
 
 	memset(topo, 0, sizeof(*topo));
-	if (xml && distenv_file_read(xml, &xml_rules, &text, err))
+	if (distenv_topo_abi_check(HWLOC_API_VERSION, v, err) ||
+	    read_xml(xml, env_xml, &text, err))
 		return -1;
-	/* hwloc opens HWLOC_XMLFILE itself, and a FIFO there would block it
-	 * forever: the file must pass the same reader first (hwloc reads it
-	 * again; HWLOC_FSROOT and HWLOC_SYNTHETIC, which hwloc puts before
-	 * it, are left to hwloc). */
-	if (!xml && env_xml && env_xml[0] && !getenv("HWLOC_FSROOT") &&
-	    !getenv("HWLOC_SYNTHETIC")) {
-		if (distenv_file_read(env_xml, &xml_rules, &text, err)) {
-			distenv_error_prefix_where(err, "HWLOC_XMLFILE");
-			return -1;
-		}
-		distenv_file_free(&text);
-	}
-	if (xml && !text.len) {
-		distenv_file_free(&text);
-		return distenv_error_set(err, xml, XML_FIX,
-					 "the topology XML is empty");
-	}
 	if (hwloc_topology_init(&t) < 0) {
 		distenv_file_free(&text);
 		return distenv_error_set(err, "hwloc", NULL,

@@ -44,4 +44,17 @@ unsigned distenv_topo_driver_gpus(const char *dir);
 int distenv_topo_load(const char *xml, const char *nvidia_dir,
 		      struct distenv_topo *topo, struct distenv_error *err);
 
+/*
+ * The ABI check distenv_topo_load makes first, as hwloc's own utilities
+ * do before they call the library (hwloc_utils_check_api_version in
+ * hwloc's utils/hwloc/misc.h): built and loaded are HWLOC_API_VERSION as
+ * distenv was compiled against it and hwloc_get_api_version() of the
+ * library loaded now, (X << 16) + (Y << 8) + Z each. hwloc keeps its ABI
+ * within a major version and breaks it between them (hwloc's manual,
+ * "How do I handle API changes?"), so the majors must be equal.
+ * Returns 0, or -1 with err naming both versions and the fix.
+ */
+int distenv_topo_abi_check(unsigned built, unsigned loaded,
+			   struct distenv_error *err);
+
 #endif

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <hwloc.h>
 
 #include "distenv_derive.h"
 #include "distenv_topo.h"
@@ -776,6 +777,27 @@ static void bad_xml(void **state)
 			 -1);
 }
 
+/* A library of another major hwloc API is refused before any call, as
+ * hwloc's utilities refuse it; minor and release numbers may differ. */
+static void abi_check(void **state)
+{
+	struct distenv_error err;
+
+	(void)state;
+	assert_int_equal(distenv_topo_abi_check(0x20800, 0x20c00, &err), 0);
+	assert_int_equal(distenv_topo_abi_check(0x20c00, 0x20800, &err), 0);
+	assert_int_equal(distenv_topo_abi_check(0x20800, 0x30000, &err), -1);
+	assert_non_null(strstr(err.what, "built against hwloc API 2.8"));
+	assert_non_null(strstr(err.what, "loaded is API 3.0"));
+	assert_non_null(strstr(err.fix, "rebuild distenv"));
+	assert_int_equal(distenv_topo_abi_check(0x20800, 0x10b06, &err), -1);
+	assert_non_null(strstr(err.what, "loaded is API 1.11"));
+	/* the library this test runs with is the one it was built against */
+	assert_int_equal(distenv_topo_abi_check(HWLOC_API_VERSION,
+						hwloc_get_api_version(), &err),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -794,6 +816,7 @@ int main(void)
 		cmocka_unit_test(hca_lists_checked),
 		cmocka_unit_test(native),
 		cmocka_unit_test(bad_xml),
+		cmocka_unit_test(abi_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
