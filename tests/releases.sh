@@ -30,10 +30,17 @@
 # chroot's own torch (python3-torch) runs the Gloo tests. Of
 # llamafactory.bats, the tests DISTENV_RELEASES_LF_FILTER selects run,
 # with this machine's pinned venv and its Python 3.11 bound into the
-# chroot (lf_stack_into). It must not run while another cluster of the
-# same names runs on this machine (tests/run runs them in turn).
+# chroot (lf_stack_into).
+#
+# Each release's cluster has names of its own (cluster_names), apart from
+# those of this machine's suite and of each other: its bridge, network,
+# namespaces and controller port. The chroots share this machine's
+# network stack, so tests/run runs the releases side by side, each in a
+# call of its own, beside the suite on this machine's Slurm.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/tap.bash
+. tests/tap.bash
 cache=${DISTENV_CHROOT_CACHE:-/var/cache/distenv/chroots}
 mirror=${DISTENV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 releases=${DISTENV_SLURM_RELEASES:-24.11 26.05}
@@ -58,15 +65,23 @@ suite_of() {
 	esac
 }
 
-# The TAP count, kept in a file: tagged() runs in a pipeline's subshell.
-count=$(mktemp)
-trap 'rm -f "$count"' EXIT
-echo 0 >"$count"
-next() { n=$(($(cat "$count") + 1)) && echo "$n" >"$count"; }
+# cluster_names RELEASE: export the names of that release's cluster
+# (tests/cluster/cluster.sh reads them; the environment reaches the
+# chroot), none shared with the default cluster (dvbr0, 10.77.0, dvn,
+# dvv, 6817), the sanitizer run's or bench/launch_bench.sh's
+cluster_names() {
+	local id=${1//./}
+	export DISTENV_CLUSTER_BRIDGE=dvbr$id DISTENV_CLUSTER_NS=dv${id}n \
+		DISTENV_CLUSTER_VETH=dv${id}v DISTENV_CLUSTER_CTLD_PORT=6$id \
+		DISTENV_CLUSTER_DIR=/tmp/distenv-cluster-$id
+	case $1 in
+	24.11) export DISTENV_CLUSTER_NET=10.79.0 ;;
+	26.05) export DISTENV_CLUSTER_NET=10.80.0 ;;
+	esac
+}
 
-tap() { # STATUS TEXT
-	next
-	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
+check() { # STATUS TEXT: one result, ok when STATUS is 0
+	if [ "$1" -eq 0 ]; then tap ok "$2"; else tap not-ok "$2"; fi
 }
 
 # chroot_tarball SUITE: the cached tarball, built when missing or stale
@@ -125,11 +140,13 @@ end_root() {
 # the Debian 12 Python 3.11 it was made with (the interpreter and its
 # standard library; the chroots carry Python 3.13, for which no CPU torch
 # wheel is on this machine). The venv's links name /usr/bin/python3.11.
-# Fails, changing nothing, when the venv is not current or not of that
-# Python.
+# Builds the venv first when it is not current (or waits for the build
+# under way beside it). Fails, changing nothing, when it cannot, or when
+# the venv is not of that Python.
 lf_stack_into() {
-	local root=$1 venv=${DISTENV_VENV:-/var/cache/distenv/venv}
-	contrib/lfstack/venv.sh --check && [ -x /usr/bin/python3.11 ] &&
+	local root=$1 venv
+	venv=$(contrib/lfstack/venv.sh) || return 1
+	[ -x /usr/bin/python3.11 ] &&
 		[ "$(readlink "$venv/bin/python3.11")" = /usr/bin/python3.11 ] || return 1
 	cp /usr/bin/python3.11 "$root/usr/bin/python3.11"
 	mkdir -p "$root/usr/lib/python3.11" "$root$venv"
@@ -146,18 +163,19 @@ in_root() {
 run_release() {
 	local rel=$1 suite tar root t0 v tag
 	suite=$(suite_of "$rel") || {
-		tap 1 "release $rel: unknown (known: 24.11, 26.05)"
+		tap not-ok "release $rel: unknown (known: 24.11, 26.05)"
 		return
 	}
+	cluster_names "$rel"
 	t0=$SECONDS
 	tar=$(chroot_tarball "$suite") || {
-		tap 1 "release $rel ($suite): cannot build the chroot"
+		tap not-ok "release $rel ($suite): cannot build the chroot"
 		return
 	}
 	root=$(mktemp -d /var/tmp/distenv-release.XXXXXX)
 	# an interrupted run cleans up too
 	# shellcheck disable=SC2064 # expanded now, on purpose
-	trap "end_root '$root'; rm -f '$count'; exit 130" INT TERM
+	trap "end_root '$root'; exit 130" INT TERM
 	# shellcheck disable=SC2064 # expanded now, on purpose
 	trap "end_root '$root'" RETURN
 	# The chroot's / a mount point of its own, private: ip netns exec
@@ -173,43 +191,33 @@ run_release() {
 	v=$(chroot "$root" slurmd -V 2>/dev/null | awk '{ print $2 }')
 	tag="[Slurm $v]"
 	[[ $v == "$rel".* ]]
-	tap $? "$tag $suite carries Slurm $rel (slurmd -V: ${v:-nothing})"
+	check $? "$tag $suite carries Slurm $rel (slurmd -V: ${v:-nothing})"
 	# shellcheck disable=SC2016 # expanded in the chroot
 	in_root "$root" 'autoreconf -fi >/dev/null 2>&1 && ./configure --enable-werror >/tmp/configure.log 2>&1 && make -j"$(nproc)" >/tmp/make.log 2>&1 && make -j"$(nproc)" check TESTS= >>/tmp/make.log 2>&1'
 	local rc=$?
-	tap $rc "$tag builds with -Werror against its slurm.h and libslurm"
+	check $rc "$tag builds with -Werror against its slurm.h and libslurm"
 	if [ $rc -ne 0 ]; then
 		grep -E 'error|Error' "$root/tmp/make.log" "$root/tmp/configure.log" 2>/dev/null | head -20 | sed 's/^/# /'
 		return
 	fi
 	in_root "$root" "./distenv --version | grep -qx 'distenv [^ ]* (built against Slurm $v)'"
-	tap $? "$tag distenv --version names the release it was built against"
+	check $? "$tag distenv --version names the release it was built against"
 	if [ "$what" != cluster ]; then
-		# The unit and command tests, each TAP line tagged with the release.
-		# shellcheck disable=SC2016 # expanded in the chroot
-		in_root "$root" 'for t in tests/unit/test_*; do case "$t" in *.c|*.h|*.o) continue ;; esac; [ -x "$t" ] && CMOCKA_MESSAGE_OUTPUT=TAP "$t" 2>&1; done; bats --tap tests/cmd/*.bats 2>&1' |
-			tagged "$tag"
+		# The unit and command tests, each program's results relayed
+		# with its plan checked, named with the release.
+		local t
+		for t in "$root"/src/tests/unit/test_*; do
+			case "$t" in *.c | *.h | *.o) continue ;; esac
+			[ -x "$t" ] || continue
+			tap_relay "$tag ${t##*/}: " < <(in_root "$root" "CMOCKA_MESSAGE_OUTPUT=TAP tests/unit/${t##*/} 2>&1")
+		done
+		tap_relay "$tag " < <(in_root "$root" 'bats --tap tests/cmd/*.bats 2>&1')
 		echo "# release $rel: unit and command tests after $((SECONDS - t0)) s"
 	fi
 	if [ "$what" != no-cluster ]; then
 		run_cluster "$root" "$tag"
 		echo "# release $rel: cluster suite after $((SECONDS - t0)) s"
 	fi
-}
-
-# tagged TAG: TAP lines on stdin, numbered on and named with TAG; every
-# other line as a comment
-tagged() {
-	local line
-	while IFS= read -r line; do
-		case $line in
-		"ok "* | "not ok "*)
-			next
-			sed -E "s/^(not )?ok [0-9]+ (- )?/\\1ok $n $1 /" <<<"$line"
-			;;
-		*) echo "# $line" ;;
-		esac
-	done
 }
 
 # run_cluster ROOT TAG: the cluster suite on the chroot's daemons
@@ -228,7 +236,7 @@ run_cluster() {
 	mkdir -p "$root/pkgsrc"
 	git ls-files -co --exclude-standard | tar -cf - -T - | tar -C "$root/pkgsrc" -xf -
 	deb=$(in_root "$root" 'cd /pkgsrc && DEB_BUILD_OPTIONS=nocheck contrib/build-deb.sh /tmp/deb 2>/tmp/deb.log')
-	tap $? "$tag the Debian package builds against this release (${deb##*/})"
+	check $? "$tag the Debian package builds against this release (${deb##*/})"
 	[ -n "$deb" ] || sed 's/^/# /' "$root/tmp/deb.log" | tail -20
 	files='' lf_asked=0
 	for f in ${DISTENV_CLUSTER_FILES:-tests/cluster/*.bats}; do
@@ -242,25 +250,24 @@ run_cluster() {
 	# for by default (tests/cluster/torch_no_libuv.py)
 	cp tests/cluster/torch_no_libuv.py "$root/usr/lib/python3/dist-packages/distenv_torch_no_libuv.py"
 	echo 'import distenv_torch_no_libuv' >"$root/usr/lib/python3/dist-packages/distenv-torch-no-libuv.pth"
-	in_root "$root" "USE_LIBUV=0 DISTENV_TOP=/src DISTENV_DEB='$deb' bats --tap $files 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1" |
-		tagged "$tag"
+	tap_relay "$tag " < <(in_root "$root" "USE_LIBUV=0 DISTENV_TOP=/src DISTENV_DEB='$deb' bats --tap $files 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
 	[ "$lf_asked" = 1 ] || return 0
 	# The real LLaMA-Factory stack: the tests of llamafactory.bats that
 	# DISTENV_RELEASES_LF_FILTER selects (a bats --filter regex; the whole
 	# file takes over 10 minutes on 2 cores, per release)
 	if ! lf_stack_into "$root"; then
-		next
-		echo "ok $n # skip $tag tests/cluster/llamafactory.bats: no current LLaMA-Factory venv of Python 3.11 on this machine (contrib/lfstack/venv.sh)"
+		tap not-ok "$tag tests/cluster/llamafactory.bats: no LLaMA-Factory venv of Debian 12's Python 3.11 to bind into the chroot (contrib/lfstack/venv.sh)"
 		return
 	fi
-	in_root "$root" "DISTENV_TOP=/src bats --tap --filter '$lf_filter' tests/cluster/llamafactory.bats 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1" |
-		tagged "$tag"
+	tap_relay "$tag " < <(in_root "$root" "DISTENV_TOP=/src bats --tap --filter '$lf_filter' tests/cluster/llamafactory.bats 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
 }
 
-[ "$(id -u)" -eq 0 ] || {
-	echo "ok 1 # skip tests/releases.sh needs root (debootstrap, chroot)"
-	exit 0
-}
+if [ "$(id -u)" -ne 0 ]; then
+	tap ok "tests/releases.sh # skip needs root (debootstrap, chroot)"
+	tap_status
+	exit
+fi
 for rel in $releases; do
 	run_release "$rel"
 done
+tap_status

@@ -128,7 +128,10 @@ valgrind_part() {
 		tap not-ok "valgrind: no ./distenv (build first: contrib/build.sh)"
 		return
 	fi
-	(
+	# In a subshell, for the fake step's variables: its results are
+	# numbered on their own and relayed with their plan.
+	tap_relay "" < <(
+		tap_n=0
 		fake_step_env
 		vg "--version" 0 --version
 		vg "env (torchrun, reserved port)" 0 env
@@ -142,6 +145,7 @@ valgrind_part() {
 		SLURM_STEP_TASKS_PER_NODE=2 SLURM_STEP_NUM_TASKS=2 vg "env, 2 tasks in torchrun mode" 1 env
 		unset SLURM_JOB_ID
 		vg "env outside a step" 1 env
+		tap_plan
 	)
 }
 

@@ -36,10 +36,21 @@ reports=$build/cluster-reports
 wrappers=$build/bin
 # shellcheck source=tests/tap.bash
 . tests/tap.bash
+# A cluster of its own names (tests/cluster/cluster.sh), and a test user
+# of its own (failures.bats), so that it can run beside the plain suite
+# (tests/run does)
+export DISTENV_CLUSTER_BRIDGE=${DISTENV_CLUSTER_BRIDGE:-dvbras} \
+	DISTENV_CLUSTER_NET=${DISTENV_CLUSTER_NET:-10.82.0} \
+	DISTENV_CLUSTER_NS=${DISTENV_CLUSTER_NS:-dvasn} \
+	DISTENV_CLUSTER_VETH=${DISTENV_CLUSTER_VETH:-dvasv} \
+	DISTENV_CLUSTER_CTLD_PORT=${DISTENV_CLUSTER_CTLD_PORT:-6882} \
+	DISTENV_CLUSTER_DIR=${DISTENV_CLUSTER_DIR:-/tmp/distenv-cluster-asan} \
+	DISTENV_TEST_USER=${DISTENV_TEST_USER:-distenvasan}
 
 if [ "$(id -u)" -ne 0 ]; then
 	tap ok "asan cluster # skip the cluster needs root"
-	exit 0
+	tap_status
+	exit
 fi
 
 # The ASan build (tests/sanitize.sh build), rebuilt when its stamp is
@@ -132,7 +143,7 @@ trap 'tests/cluster/cluster.sh stop >/dev/null 2>&1; rm -f "$conf"' EXIT
 trap 'exit 130' INT TERM
 if tests/cluster/cluster.sh start -n 2 --plugstack "$conf" --resv-ports >/dev/null; then
 	# shellcheck disable=SC1091 # written by cluster.sh start
-	source "${DISTENV_CLUSTER_DIR:-/tmp/distenv-cluster}/env.sh"
+	source "$DISTENV_CLUSTER_DIR/env.sh"
 	for side in srun task; do
 		rm -f "$reports"/*
 		PATH="$wrappers:$PATH" timeout 60 srun -N1 --asan-canary="$side" true >/dev/null 2>&1

@@ -1,15 +1,21 @@
 # tap.bash: one TAP plan for a script that runs other TAP producers
-# (cmocka, bats) and adds checks of its own. Sourced by tests/sanitize.sh
-# and tests/sanitize_cluster.sh; tests/run counts the `ok` / `not ok`
-# lines they print.
+# (cmocka, bats, the scripts below) and adds checks of its own. Sourced by
+# tests/run, tests/releases.sh, tests/sanitize.sh and
+# tests/sanitize_cluster.sh. Every producer's output passes through
+# tap_relay, which checks its plan and its skips; a script ends with
+# tap_plan, so the script that relays it can check it in turn.
 
 tap_n=0
 tap_failed=0
+tap_skipped=0
 
 tap() { # tap ok|not-ok TEXT: one line, numbered in this script's plan
 	tap_n=$((tap_n + 1))
 	if [ "$1" = ok ]; then
 		echo "ok $tap_n - $2"
+		if [[ ${2,,} =~ \#[[:space:]]*skip ]]; then
+			tap_skipped=$((tap_skipped + 1))
+		fi
 	else
 		tap_failed=$((tap_failed + 1))
 		echo "not ok $tap_n - $2"
@@ -32,7 +38,13 @@ tap_relay() {
 			text=${line#*ok }
 			text=${text#* }
 			text=${text#- }
-			if [ "${line%%ok *}" = "" ]; then tap ok "$prefix$text"; else tap not-ok "$prefix$text"; fi
+			if [ "${line%%ok *}" != "" ]; then
+				tap not-ok "$prefix$text"
+			elif tap_skip_refused "$text"; then
+				tap not-ok "$prefix$text (a skip whose reason is not on the list in tests/README.md, \"Skips\")"
+			else
+				tap ok "$prefix$text"
+			fi
 			;;
 		1..[0-9]*) plan=${line#1..} plan=${plan%% *} ;;
 		"#"*) echo "$line" ;;
@@ -43,6 +55,52 @@ tap_relay() {
 	elif [ "$results" -ne "$plan" ]; then
 		tap not-ok "${prefix}$results results of the $plan planned: the run stopped early"
 	fi
+}
+
+# The skips a run may have: the list under "## Skips" in tests/README.md,
+# one `reason` in backquotes at the start of each item, matched as a
+# fixed string anywhere in the skip's reason. Read once.
+tap_skips_allowed=()
+tap_skips_read=0
+tap_skip_list() {
+	local readme line in=0
+	readme="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/README.md"
+	tap_skips_read=1
+	while IFS= read -r line; do
+		case "$line" in
+		"## Skips"*) in=1 ;;
+		"## "*) in=0 ;;
+		"- \`"*) [ "$in" = 1 ] || continue
+			line=${line#- \`}
+			tap_skips_allowed+=("${line%%\`*}")
+			;;
+		esac
+	done <"$readme"
+}
+
+# tap_skip_refused TEXT: true when TEXT (a result's text) is a skip whose
+# reason is on no item of the list
+tap_skip_refused() {
+	local text=$1 reason allowed
+	shopt -s nocasematch
+	if [[ $text =~ \#[[:space:]]*skip[^[:space:]]*[[:space:]]*(.*)$ ]]; then
+		reason=${BASH_REMATCH[1]}
+	else
+		shopt -u nocasematch
+		return 1
+	fi
+	shopt -u nocasematch
+	[ "$tap_skips_read" = 1 ] || tap_skip_list
+	for allowed in "${tap_skips_allowed[@]}"; do
+		[[ $reason == *"$allowed"* ]] && return 1
+	done
+	return 0
+}
+
+# tap_plan: the plan line of this script's results, printed last, after
+# a run that went to its end (a script killed half-way prints none).
+tap_plan() {
+	echo "1..$tap_n"
 }
 
 # tap_no_reports DIR WHAT: `ok` when DIR holds no file (no sanitizer
@@ -57,8 +115,10 @@ tap_no_reports() {
 	fi
 }
 
-# tap_status: the script's exit status, 1 when any `not ok` was printed
-# (tests/run counts lines; this is for a run by hand).
+# tap_status: the plan, then the script's exit status, 1 when any
+# `not ok` was printed (tests/run reads the lines; this is for a run by
+# hand). The last command of a script that goes to its end.
 tap_status() {
+	tap_plan
 	[ "$tap_failed" -eq 0 ]
 }
