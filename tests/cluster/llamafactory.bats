@@ -78,22 +78,35 @@ for line in open(sys.argv[1] + "/trainer_log.jsonl"):
 }
 
 # trained STATE OUT: the job's training ran to its end: the job COMPLETED,
-# or FAILED only because a trainer process aborted in torch's Gloo
-# teardown after the last step ("terminate called without an active
-# exception", exit code -6, after Transformers' train metrics and with no
-# Python error before them; a joinable thread of Gloo's at exit, see
-# tests/README.md). That case is said on fd 3, so it shows in the TAP.
+# or FAILED only in torch's teardown after the last step, with
+# Transformers' train metrics printed and no Python error before them:
+# a trainer process aborted in Gloo's teardown ("terminate called without
+# an active exception", exit code -6; a joinable thread of Gloo's at
+# exit), or, in elastic mode, a torchrun agent lost the c10d rendezvous
+# store of the agent that hosts it, which had already exited
+# (RendezvousConnectionError). See tests/README.md. Either case is said
+# on fd 3, so it shows in the TAP.
 trained() {
-	local state=$1 out=$2
+	local state=$1 out=$2 how
 	if [ "$state" = COMPLETED ]; then
 		return 0
 	fi
-	if [ "$state" = FAILED ] && awk '/\*\*\*\*\* train metrics \*\*\*\*\*/ && !m { m = NR }
+	if [ "$state" = FAILED ] && how=$(awk '/\*\*\*\*\* train metrics \*\*\*\*\*/ && !m { m = NR }
 		!m && /^[A-Za-z_.]*(Error|Exception)(: |$)/ { early = 1 }
 		m && /terminate called without an active exception/ { abort = 1 }
 		m && /failed \(exitcode: -6\)/ { sig = 1 }
-		END { exit !(m && abort && sig && !early) }' "$out"; then
-		echo "# $out: trained to the end, then a trainer aborted in Gloo's teardown (exit -6)" >&3
+		m && /RendezvousConnectionError/ { rdzv = 1 }
+		END {
+			if (!m || early)
+				exit 1
+			if (abort && sig)
+				print "a trainer aborted in Gloo'"'"'s teardown (exit -6)"
+			else if (rdzv)
+				print "a torchrun agent lost the rendezvous store at exit (RendezvousConnectionError)"
+			else
+				exit 1
+		}' "$out"); then
+		echo "# $out: trained to the end, then $how" >&3
 		return 0
 	fi
 	untrained "$state" "$out"
