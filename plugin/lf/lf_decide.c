@@ -438,7 +438,7 @@ static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 static void plan_memory(const struct lf_inputs *in, const struct user_keys *u,
 			struct lf_decision *dec, int optim_cpu, int param_cpu)
 {
-	struct lf_mem_input *m = &dec->mem_in;
+	struct plan_mem_input *m = &dec->mem_in;
 	int lora = u->finetuning_type && !strcmp(u->finetuning_type, "lora");
 	int pref = u->stage && (!strcmp(u->stage, "dpo") ||
 				!strcmp(u->stage, "kto"));
@@ -447,8 +447,8 @@ static void plan_memory(const struct lf_inputs *in, const struct user_keys *u,
 	if (in->model_params) {
 		m->params = (double)in->model_params;
 	} else if (in->model) {
-		m->params = (double)lf_model_params(in->model);
-		m->largest_layer = (double)lf_model_largest_layer(in->model);
+		m->params = (double)plan_model_params(in->model);
+		m->largest_layer = (double)plan_model_largest_layer(in->model);
 	} else {
 		return;
 	}
@@ -459,7 +459,7 @@ static void plan_memory(const struct lf_inputs *in, const struct user_keys *u,
 
 		/* LLaMA-Factory's default lora_rank is 8 (finetuning_args). */
 		m->trainable = in->model ?
-				       (double)lf_model_lora_params(in->model, r) :
+				       (double)plan_model_lora_params(in->model, r) :
 				       m->params * 0.005;
 	}
 	m->nnodes = in->nnodes ? in->nnodes : 1;
@@ -472,13 +472,13 @@ static void plan_memory(const struct lf_inputs *in, const struct user_keys *u,
 	m->gather_on_save = dec->gather16;
 	m->gpu_mem = in->gpu_mem;
 	m->host_mem = in->host_mem;
-	lf_mem_plan(m, &dec->mem);
+	plan_mem_plan(m, &dec->mem);
 	dec->have_plan = 1;
 }
 
 static void check_memory(const struct lf_inputs *in, struct lf_decision *dec)
 {
-	const struct lf_mem_plan *p = &dec->mem;
+	const struct plan_mem_plan *p = &dec->mem;
 
 	if (!dec->have_plan)
 		return;
@@ -487,7 +487,7 @@ static void check_memory(const struct lf_inputs *in, struct lf_decision *dec)
 		    "use --distenv-offload=cpu, more nodes, or LoRA",
 		    "model states need %.1f GiB per GPU, more than the %.1f "
 		    "GiB the GPU has (before activations)",
-		    lf_gib(p->gpu_total), lf_gib(in->gpu_mem));
+		    plan_gib(p->gpu_total), plan_gib(in->gpu_mem));
 	/* The gather happens on global rank 0's node only; the other nodes
 	 * hold the steady share. */
 	if (in->node_id != 0 && in->host_mem > 0 &&
@@ -499,8 +499,8 @@ static void check_memory(const struct lf_inputs *in, struct lf_decision *dec)
 		    "ask for more memory (--mem) or turn offload off "
 		    "(--distenv-offload=none)",
 		    "host memory: %.1f GiB needed while training, the job "
-		    "has %.1f GiB on the node", lf_gib(p->host_steady),
-		    lf_gib(in->host_mem));
+		    "has %.1f GiB on the node", plan_gib(p->host_steady),
+		    plan_gib(in->host_mem));
 	}
 	if (in->node_id == 0 && p->host_short)
 		msg(dec, in, LF_WARN, "node 0",
@@ -516,8 +516,8 @@ static void check_memory(const struct lf_inputs *in, struct lf_decision *dec)
 		    "steady + %.1f for the 16-bit gather), the job has %.1f "
 		    "GiB on the node; the save will be killed by the OOM "
 		    "killer (exit -9)",
-		    lf_gib(p->host_node0_save), lf_gib(p->host_steady),
-		    lf_gib(p->host_gather), lf_gib(in->host_mem));
+		    plan_gib(p->host_node0_save), plan_gib(p->host_steady),
+		    plan_gib(p->host_gather), plan_gib(in->host_mem));
 }
 
 /* Whether the training processes run with expandable segments: the
@@ -537,12 +537,12 @@ static int expandable_in_effect(const struct lf_inputs *in,
 	return !in->optim_torch || truthy(in->optim_torch);
 }
 
-/* The longest prompt (lf_seqfit.h), for DPO: the stage whose step the
+/* The longest prompt (plan_seqfit.h), for DPO: the stage whose step the
  * activation model follows (LLaMA-Factory train/dpo/trainer.py). */
 static void plan_fit(const struct lf_inputs *in, const struct user_keys *u,
 		     const struct ds_facts *f, struct lf_decision *dec)
 {
-	struct lf_fit_input *x = &dec->fit_in;
+	struct plan_fit_input *x = &dec->fit_in;
 	const char *loss = NULL;
 	int found = 0;
 
@@ -565,10 +565,10 @@ static void plan_fit(const struct lf_inputs *in, const struct user_keys *u,
 	x->act.grad_ckpt = !(u->no_gc_found && u->no_gc);
 	x->act.liger = u->liger_found && u->liger;
 	x->act.unsloth_gc = u->unsloth_gc_found && u->unsloth_gc;
-	x->act.attn = !u->flash_attn ? LF_ATTN_SDPA :
-		      !strcmp(u->flash_attn, "disabled") ? LF_ATTN_EAGER :
-		      !strncmp(u->flash_attn, "fa", 2) ? LF_ATTN_FA2 :
-							 LF_ATTN_SDPA;
+	x->act.attn = !u->flash_attn ? PLAN_ATTN_SDPA :
+		      !strcmp(u->flash_attn, "disabled") ? PLAN_ATTN_EAGER :
+		      !strncmp(u->flash_attn, "fa", 2) ? PLAN_ATTN_FA2 :
+							 PLAN_ATTN_SDPA;
 	x->max_live = (double)f->max_live;
 	x->prefetch_bucket = (double)f->prefetch;
 	x->reduce_bucket = (double)f->reduce;
@@ -576,7 +576,7 @@ static void plan_fit(const struct lf_inputs *in, const struct user_keys *u,
 	x->answer_tokens = in->answer_tokens;
 	x->cutoff_len = u->cutoff_found && u->cutoff_len > 0 ?
 				(uint32_t)u->cutoff_len : 0;
-	lf_fit_plan(x, &dec->fit);
+	plan_fit_plan(x, &dec->fit);
 	dec->have_fit = 1;
 }
 
@@ -585,7 +585,7 @@ static void plan_fit(const struct lf_inputs *in, const struct user_keys *u,
 static void check_fit(const struct lf_inputs *in, const struct user_keys *u,
 		      struct lf_decision *dec)
 {
-	const struct lf_fit *x = &dec->fit;
+	const struct plan_fit *x = &dec->fit;
 	char where[LF_DOC_NAME_MAX + 32];
 
 	if (!dec->have_fit)
@@ -601,7 +601,7 @@ static void check_fit(const struct lf_inputs *in, const struct user_keys *u,
 		    "cutoff_len %lld: a DPO step of that length needs %.1f "
 		    "GiB per GPU; the longest row that fits is %u tokens "
 		    "(band %u-%u with fragmentation), a prompt of %u with "
-		    "%u-token answers", u->cutoff_len, lf_gib(x->gpu_total),
+		    "%u-token answers", u->cutoff_len, plan_gib(x->gpu_total),
 		    x->max_seq, x->max_seq_lo, x->max_seq_hi, x->max_prompt,
 		    x->answer_tokens);
 	}
@@ -613,9 +613,9 @@ static void check_fit(const struct lf_inputs *in, const struct user_keys *u,
 		    "host memory at checkpoint time with use_unsloth_gc: "
 		    "%.1f GiB needed (%.1f up to %.1f pinned for the layer "
 		    "inputs of %.0f-token rows), the job has %.1f GiB on the "
-		    "node", lf_gib(x->host_at_save_cached),
-		    lf_gib(x->host_unsloth), lf_gib(x->host_unsloth_cached),
-		    x->breakdown_seq, lf_gib(in->host_mem));
+		    "node", plan_gib(x->host_at_save_cached),
+		    plan_gib(x->host_unsloth), plan_gib(x->host_unsloth_cached),
+		    x->breakdown_seq, plan_gib(in->host_mem));
 }
 
 static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
@@ -740,7 +740,7 @@ static void decide_offload(const struct lf_inputs *in,
 			       "offload_optimizer on cpu (--distenv-offload="
 			       "auto: %.1f GiB per GPU needed without "
 			       "offload, %.1f GiB available)",
-			       lf_gib(dec->mem.gpu_total), lf_gib(in->gpu_mem));
+			       plan_gib(dec->mem.gpu_total), plan_gib(in->gpu_mem));
 		}
 	} else if (in->offload == LF_OFFLOAD_CPU) {
 		if (!in->ds) {
