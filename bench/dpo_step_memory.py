@@ -16,7 +16,7 @@ activation memory. The weights' gradients are allocated before the step,
 as after a run's first step: distenv counts them with the model states.
 distenv plan is then asked for the same shape (a config.json written
 beside, one GPU, cutoff_len SEQ) and its activation terms are summed the
-way lf_seqfit.c sums them.
+way plan_seqfit.c sums them.
 
 What it checks: the logits term (20 bytes per token and vocabulary entry
 with a reference model), the checkpointed layer inputs and the per-layer

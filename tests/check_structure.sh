@@ -7,18 +7,21 @@
 #    .clang-format gives every function). A longer one hides its phases:
 #    name them as functions.
 # 2. The folders of plugin/ form layers, each using only those below it:
-#        core < sys < topo < site < lf < spank < cmd
+#        core < sys < topo < site < plan < lf < spank < cmd
 #    core: the pure derivation (and the pure topology ranking); sys: the
 #    adapters to the system and to Slurm; topo: the hwloc adapter; site:
-#    the site policy file; lf: LLaMA-Factory run preparation; spank: the
+#    the site policy file; plan: the memory model, pure arithmetic that
+#    uses only core; lf: LLaMA-Factory run preparation; spank: the
 #    plugin glue; cmd: the distenv command. A file may include a header
 #    of its own folder or of a folder before it, never of one after it,
 #    so no two folders include each other's headers. A new folder must
-#    be placed in LAYERS.
+#    be placed in LAYERS. The pure layers (PURE: core, plan) include no
+#    header of another folder but core, and none of Slurm, libyaml or
+#    hwloc.
 # 3. With a configured build (TOP/Makefile), every link line of a program,
 #    the plugin or a library (*_LDADD, *_LIBADD) names each of distenv's
-#    libraries once, users before what they use: lf, site, sys, core
-#    (a program's linker searches static archives in order, so a
+#    libraries once, users before what they use: lf, plan, site, sys,
+#    core (a program's linker searches static archives in order, so a
 #    library listed again later only hides a wrong order).
 # 4. In the bats tests (tests/**/*.bats and the .bash files they load),
 #    no assertion that cannot fail: an && list, or a command negated
@@ -39,8 +42,9 @@ cd "$top" || exit 2
 shopt -s nullglob
 
 FUNC_MAX=80
-LAYERS=(core sys topo site lf spank cmd)
-LIB_ORDER=(lf site sys core)
+LAYERS=(core sys topo site plan lf spank cmd)
+PURE=(core plan)
+LIB_ORDER=(lf plan site sys core)
 problems=0
 
 problem() {
@@ -97,12 +101,21 @@ for f in plugin/*/*.[ch]; do
 	d=${d%%/*}
 	from=$(layer_of "$d")
 	[ "$from" -ge 0 ] || continue
+	pure=0
+	[[ " ${PURE[*]} " == *" $d "* ]] && pure=1
+	if [ "$pure" = 1 ]; then
+		while IFS= read -r h; do
+			problem "$f: includes <$h>; plugin/$d is pure (no Slurm, libyaml or hwloc)"
+		done < <(sed -n 's/^#include <\(slurm\/[^>]*\|yaml\.h\|hwloc[^>]*\)>.*/\1/p' "$f")
+	fi
 	while IFS= read -r h; do
 		o=${owner[$h]:-}
 		[ -n "$o" ] && [ "$o" != "$d" ] || continue
 		uses[$d/$o]=1
 		if [ "$(layer_of "$o")" -gt "$from" ]; then
 			problem "$f: includes plugin/$o/$h, a layer above plugin/$d (order: ${LAYERS[*]})"
+		elif [ "$pure" = 1 ] && [ "$o" != core ]; then
+			problem "$f: includes plugin/$o/$h; plugin/$d is pure and uses only plugin/core"
 		fi
 	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
 done

@@ -12,6 +12,7 @@
 #include "lf_prepare.h"
 #include "lf_request.h"
 #include "lf_sys.h"
+#include "plan_memory.h"
 
 extern char **environ;
 
@@ -174,7 +175,7 @@ int distenv_cmd_plan(int argc, char **argv)
 	for (i = 0; i < (int)dec->nchanges; i++)
 		printf("  changed: %s\n", dec->changes[i]);
 	if (dec->have_plan)
-		lf_mem_plan_print(stdout, &dec->mem_in, &dec->mem);
+		plan_mem_plan_print(stdout, &dec->mem_in, &dec->mem);
 	else
 		printf("memory plan: no model size (model_name_or_path is not "
 		       "a local directory with config.json; give "

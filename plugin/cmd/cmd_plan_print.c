@@ -1,12 +1,13 @@
 /*
  * cmd_plan_print.c: distenv plan's longest-prompt section
- * (plugin/lf/lf_seqfit.h), as text for people and as one JSON object for
- * scripts (--json). The model stays pure; printing lives here.
+ * (plugin/plan/plan_seqfit.h), as text for people and as one JSON object
+ * for scripts (--json). The model stays pure; printing lives here.
  */
 #include <stdio.h>
 
 #include "commands.h"
 #include "lf_decide.h"
+#include "plan_seqfit.h"
 
 static const char *const attn_names[] = {"sdpa", "eager", "fa2"};
 
@@ -17,8 +18,8 @@ static const char *on_off(int v)
 
 void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec)
 {
-	const struct lf_fit *f = &dec->fit;
-	const struct lf_fit_input *x = &dec->fit_in;
+	const struct plan_fit *f = &dec->fit;
+	const struct plan_fit_input *x = &dec->fit_in;
 	int i;
 
 	if (!dec->have_fit) {
@@ -43,34 +44,37 @@ void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec)
 		attn_names[x->act.attn]);
 	fprintf(out, "  per GPU at %.0f tokens per row: %.1f GiB, usable "
 		     "%.1f GiB (%.1f-%.1f)\n",
-		f->breakdown_seq, lf_gib(f->gpu_total), lf_gib(f->usable_mid),
-		lf_gib(f->usable_lo), lf_gib(f->usable_hi));
-	for (i = 0; i < LF_TERM_COUNT; i++)
+		f->breakdown_seq, plan_gib(f->gpu_total),
+		plan_gib(f->usable_mid), plan_gib(f->usable_lo),
+		plan_gib(f->usable_hi));
+	for (i = 0; i < PLAN_TERM_COUNT; i++)
 		if (f->gpu_terms[i] > 0)
 			fprintf(out, "    %-13s %8.1f GiB\n",
-				lf_gpu_term_names[i], lf_gib(f->gpu_terms[i]));
+				plan_gpu_term_names[i],
+				plan_gib(f->gpu_terms[i]));
 	fprintf(out, "  node 0 at save: %.1f GiB (unsloth_gc pinned %.1f, "
 		     "up to %.1f cached: %.1f GiB)\n",
-		lf_gib(f->host_at_save), lf_gib(f->host_unsloth),
-		lf_gib(f->host_unsloth_cached), lf_gib(f->host_at_save_cached));
+		plan_gib(f->host_at_save), plan_gib(f->host_unsloth),
+		plan_gib(f->host_unsloth_cached),
+		plan_gib(f->host_at_save_cached));
 	fprintf(out, "  switches (prompt with it on):");
-	for (i = 0; i < LF_SW_COUNT; i++) {
+	for (i = 0; i < PLAN_SW_COUNT; i++) {
 		if (f->switch_prompt[i] < 0)
-			fprintf(out, " %s already on;", lf_switch_names[i]);
+			fprintf(out, " %s already on;", plan_switch_names[i]);
 		else
-			fprintf(out, " %s %lld;", lf_switch_names[i],
+			fprintf(out, " %s %lld;", plan_switch_names[i],
 				(long long)f->switch_prompt[i]);
 	}
 	fprintf(out, " buys the most: %s\n",
-		f->best_switch >= 0 ? lf_switch_names[f->best_switch] :
+		f->best_switch >= 0 ? plan_switch_names[f->best_switch] :
 				      "none");
 }
 
 void distenv_plan_print_json(FILE *out, const struct lf_decision *dec)
 {
-	const struct lf_fit *f = &dec->fit;
-	const struct lf_fit_input *x = &dec->fit_in;
-	const struct lf_mem_plan *m = &dec->mem;
+	const struct plan_fit *f = &dec->fit;
+	const struct plan_fit_input *x = &dec->fit_in;
+	const struct plan_mem_plan *m = &dec->mem;
 	int i;
 
 	/* Only numbers and fixed names: nothing from the user's files
@@ -95,9 +99,9 @@ void distenv_plan_print_json(FILE *out, const struct lf_decision *dec)
 		f->max_prompt_lo, f->max_prompt_hi, f->max_seq,
 		f->max_seq_lo, f->max_seq_hi, f->breakdown_seq);
 	fprintf(out, ", \"gpu_bytes_per_term\": {");
-	for (i = 0; i < LF_TERM_COUNT; i++)
+	for (i = 0; i < PLAN_TERM_COUNT; i++)
 		fprintf(out, "%s\"%s\": %.0f", i ? ", " : "",
-			lf_gpu_term_names[i], f->gpu_terms[i]);
+			plan_gpu_term_names[i], f->gpu_terms[i]);
 	fprintf(out, "}, \"gpu_bytes_total\": %.0f, \"usable_gpu_bytes\": "
 		     "[%.0f, %.0f, %.0f]",
 		f->gpu_total, f->usable_lo, f->usable_mid, f->usable_hi);
@@ -108,8 +112,8 @@ void distenv_plan_print_json(FILE *out, const struct lf_decision *dec)
 		f->host_at_save, f->host_at_save_cached, m->host_steady,
 		m->host_gather, f->host_unsloth);
 	fprintf(out, ", \"switch_max_prompt_tokens\": {");
-	for (i = 0; i < LF_SW_COUNT; i++) {
-		fprintf(out, "%s\"%s\": ", i ? ", " : "", lf_switch_names[i]);
+	for (i = 0; i < PLAN_SW_COUNT; i++) {
+		fprintf(out, "%s\"%s\": ", i ? ", " : "", plan_switch_names[i]);
 		if (f->switch_prompt[i] < 0)
 			fprintf(out, "null");
 		else
@@ -117,7 +121,7 @@ void distenv_plan_print_json(FILE *out, const struct lf_decision *dec)
 	}
 	fprintf(out, "}, \"best_switch\": ");
 	if (f->best_switch >= 0)
-		fprintf(out, "\"%s\"", lf_switch_names[f->best_switch]);
+		fprintf(out, "\"%s\"", plan_switch_names[f->best_switch]);
 	else
 		fprintf(out, "null");
 	fprintf(out, ", \"settings\": {\"batch\": %u, \"reference\": %s, "

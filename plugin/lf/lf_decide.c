@@ -1,4 +1,6 @@
-/* lf_decide.c: decisions and checks for a LLaMA-Factory run. */
+/* lf_decide.c: decisions and checks for a LLaMA-Factory run; the
+ * readers of its files are in lf_decide_read.c, the memory plan in
+ * lf_decide_memory.c (lf_decide_steps.h). */
 #include "lf_decide.h"
 
 #include <stdarg.h>
@@ -6,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lf_decide_steps.h"
 #include "lf_keys.h"
 
 static int parse_enum(const char *value, const char *where,
@@ -61,30 +64,6 @@ void lf_msgs_add(struct lf_msgs *m, enum lf_level level,
 	m->count++;
 }
 
-static void msg(struct lf_decision *dec, const struct lf_inputs *in,
-		enum lf_level level, const char *where, const char *fix,
-		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static void msg(struct lf_decision *dec, const struct lf_inputs *in,
-		enum lf_level level, const char *where, const char *fix,
-		const char *fmt, ...)
-{
-	struct distenv_error e;
-	va_list ap;
-
-	if (in->check == LF_CHECK_OFF)
-		return;
-	if (in->check == LF_CHECK_STRICT)
-		level = LF_ERROR;
-	distenv_error_clear(&e);
-	va_start(ap, fmt);
-	vsnprintf(e.what, sizeof(e.what), fmt, ap);
-	va_end(ap);
-	snprintf(e.where, sizeof(e.where), "%s", where ? where : "");
-	snprintf(e.fix, sizeof(e.fix), "%s", fix ? fix : "");
-	lf_msgs_add(&dec->msgs, level, &e);
-}
-
 static void change(struct lf_decision *dec, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -98,15 +77,6 @@ static void change(struct lf_decision *dec, const char *fmt, ...)
 	vsnprintf(dec->changes[dec->nchanges++], sizeof(dec->changes[0]), fmt,
 		  ap);
 	va_end(ap);
-}
-
-static void where_of(struct lf_doc *doc, yaml_node_t *map, const char *key,
-		     char *buf, size_t len)
-{
-	yaml_node_t *k = NULL;
-
-	lf_map_get(doc, map, key, &k);
-	lf_node_where(doc, k, buf, len);
 }
 
 /* Unknown top-level keys: an error naming the nearest known key
@@ -148,171 +118,6 @@ static void check_keys(const struct lf_inputs *in, struct lf_decision *dec)
 		    "LLaMA-Factory's hparams/ for your version",
 		    "%zu more unknown LLaMA-Factory keys",
 		    unknown - LF_UNKNOWN_KEYS_NAMED);
-}
-
-struct user_keys {
-	const char *stage, *finetuning_type, *output_dir, *deepspeed;
-	const char *resume, *model_path;
-	int soen, soen_found, overwrite, overwrite_found, do_train,
-	    do_train_found;
-	long long cutoff_len, lora_rank, batch;
-	int cutoff_found, lora_rank_found, batch_found;
-	/* activation switches (LLaMA-Factory hparams/model_args.py) */
-	int no_gc, no_gc_found, liger, liger_found, unsloth_gc,
-	    unsloth_gc_found;
-	const char *flash_attn;
-};
-
-static int read_user_keys(struct lf_doc *doc, struct user_keys *u,
-			  struct distenv_error *err)
-{
-	yaml_node_t *root = lf_doc_root(doc), *v;
-	int found;
-
-	memset(u, 0, sizeof(*u));
-	if (lf_get_str(doc, root, "stage", &u->stage, &found, err) ||
-	    lf_get_str(doc, root, "finetuning_type", &u->finetuning_type,
-		       &found, err) ||
-	    lf_get_str(doc, root, "output_dir", &u->output_dir, &found, err) ||
-	    lf_get_str(doc, root, "deepspeed", &u->deepspeed, &found, err) ||
-	    lf_get_str(doc, root, "model_name_or_path", &u->model_path, &found,
-		       err) ||
-	    lf_get_bool(doc, root, "save_on_each_node", &u->soen,
-			&u->soen_found, err) ||
-	    lf_get_bool(doc, root, "overwrite_output_dir", &u->overwrite,
-			&u->overwrite_found, err) ||
-	    lf_get_bool(doc, root, "do_train", &u->do_train,
-			&u->do_train_found, err) ||
-	    lf_get_int(doc, root, "cutoff_len", &u->cutoff_len,
-		       &u->cutoff_found, err) ||
-	    lf_get_int(doc, root, "lora_rank", &u->lora_rank,
-		       &u->lora_rank_found, err) ||
-	    lf_get_int(doc, root, "per_device_train_batch_size", &u->batch,
-		       &u->batch_found, err) ||
-	    lf_get_bool(doc, root, "disable_gradient_checkpointing",
-			&u->no_gc, &u->no_gc_found, err) ||
-	    lf_get_bool(doc, root, "enable_liger_kernel", &u->liger,
-			&u->liger_found, err) ||
-	    lf_get_bool(doc, root, "use_unsloth_gc", &u->unsloth_gc,
-			&u->unsloth_gc_found, err) ||
-	    lf_get_str(doc, root, "flash_attn", &u->flash_attn, &found, err))
-		return -1;
-	/* resume_from_checkpoint: a path (transformers also takes true,
-	 * "the last checkpoint in output_dir"). */
-	v = lf_map_get(doc, root, "resume_from_checkpoint", NULL);
-	if (v && !lf_is_null(v)) {
-		int b;
-
-		if (!lf_scalar(v))
-			return lf_get_str(doc, root, "resume_from_checkpoint",
-					  &u->resume, &found, err);
-		if (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-		    !lf_parse_bool(lf_scalar(v), &b))
-			u->resume = b ? "true" : NULL;
-		else
-			u->resume = lf_scalar(v);
-	}
-	return 0;
-}
-
-/* The DeepSpeed facts distenv uses; type errors are errors. */
-struct ds_facts {
-	long long stage;
-	int stage_found, gather16, param_cpu, optim_cpu, param_found,
-	    optim_found;
-	/* ZeRO-3 buffer sizes in elements, 0 when absent or "auto" */
-	long long max_live, prefetch, reduce;
-};
-
-/* A size key of zero_optimization: a number, or "auto" (transformers
- * fills it, integrations/deepspeed.py), read as 0. */
-static int ds_size(struct lf_doc *ds, yaml_node_t *zero, const char *key,
-		   long long *out, struct distenv_error *err)
-{
-	yaml_node_t *v = lf_map_get(ds, zero, key, NULL);
-	int found = 0;
-
-	*out = 0;
-	if (v && lf_scalar(v) && !strcmp(lf_scalar(v), "auto"))
-		return 0;
-	return lf_get_int(ds, zero, key, out, &found, err);
-}
-
-static int offload_device(struct lf_doc *ds, yaml_node_t *zero,
-			  const char *key, int *cpu, int *found,
-			  struct distenv_error *err)
-{
-	yaml_node_t *o = lf_map_get(ds, zero, key, NULL);
-	const char *dev = NULL;
-	int f = 0;
-	char where[LF_DOC_NAME_MAX + 32];
-
-	*cpu = 0;
-	*found = o && !lf_is_null(o);
-	if (!*found)
-		return 0;
-	if (o->type != YAML_MAPPING_NODE) {
-		lf_node_where(ds, o, where, sizeof(where));
-		return distenv_error_set(err, where, "write it as {\"device\": "
-					 "\"cpu\", \"pin_memory\": true}",
-					 "zero_optimization.%s is not a "
-					 "mapping", key);
-	}
-	if (lf_get_str(ds, o, "device", &dev, &f, err))
-		return -1;
-	*cpu = f && !strcmp(dev, "cpu");
-	return 0;
-}
-
-static int read_ds(struct lf_doc *ds, struct ds_facts *f,
-		   struct distenv_error *err)
-{
-	yaml_node_t *zero = lf_map_get(ds, lf_doc_root(ds),
-				       "zero_optimization", NULL);
-	int found = 0;
-	char where[LF_DOC_NAME_MAX + 32];
-
-	memset(f, 0, sizeof(*f));
-	if (!zero || lf_is_null(zero))
-		return 0;
-	if (zero->type != YAML_MAPPING_NODE) {
-		lf_node_where(ds, zero, where, sizeof(where));
-		return distenv_error_set(err, where, NULL,
-					 "zero_optimization is not a mapping");
-	}
-	if (lf_get_int(ds, zero, "stage", &f->stage, &f->stage_found, err))
-		return -1;
-	{
-		yaml_node_t *g = lf_map_get(
-			ds, zero, "stage3_gather_16bit_weights_on_model_save",
-			NULL);
-		/* Transformers fills "auto" values; this one it leaves to
-		 * DeepSpeed, whose default is false. */
-		if (!(g && lf_scalar(g) && !strcmp(lf_scalar(g), "auto")) &&
-		    lf_get_bool(ds, zero,
-				"stage3_gather_16bit_weights_on_model_save",
-				&f->gather16, &found, err))
-			return -1;
-	}
-	if (ds_size(ds, zero, "stage3_max_live_parameters", &f->max_live,
-		    err) ||
-	    ds_size(ds, zero, "stage3_prefetch_bucket_size", &f->prefetch,
-		    err) ||
-	    ds_size(ds, zero, "reduce_bucket_size", &f->reduce, err) ||
-	    offload_device(ds, zero, "offload_param", &f->param_cpu,
-			   &f->param_found, err) ||
-	    offload_device(ds, zero, "offload_optimizer", &f->optim_cpu,
-			   &f->optim_found, err))
-		return -1;
-	return 0;
-}
-
-static int truthy(const char *v)
-{
-	/* LLaMA-Factory cli.py/launcher.py: FORCE_TORCHRUN in true, y, 1
-	 * (lower-cased; v0.9.2+; before: true, 1). */
-	return v && (!strcasecmp(v, "true") || !strcasecmp(v, "y") ||
-		     !strcmp(v, "1"));
 }
 
 static void merge_alloc_conf(const struct lf_inputs *in,
@@ -435,189 +240,6 @@ static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 		    "there", in->out_fs ? in->out_fs : "local");
 }
 
-static void plan_memory(const struct lf_inputs *in, const struct user_keys *u,
-			struct lf_decision *dec, int optim_cpu, int param_cpu)
-{
-	struct lf_mem_input *m = &dec->mem_in;
-	int lora = u->finetuning_type && !strcmp(u->finetuning_type, "lora");
-	int pref = u->stage && (!strcmp(u->stage, "dpo") ||
-				!strcmp(u->stage, "kto"));
-
-	memset(m, 0, sizeof(*m));
-	if (in->model_params) {
-		m->params = (double)in->model_params;
-	} else if (in->model) {
-		m->params = (double)lf_model_params(in->model);
-		m->largest_layer = (double)lf_model_largest_layer(in->model);
-	} else {
-		return;
-	}
-	m->trainable = m->params;
-	if (lora) {
-		uint64_t r = u->lora_rank_found && u->lora_rank > 0 ?
-				     (uint64_t)u->lora_rank : 8;
-
-		/* LLaMA-Factory's default lora_rank is 8 (finetuning_args). */
-		m->trainable = in->model ?
-				       (double)lf_model_lora_params(in->model, r) :
-				       m->params * 0.005;
-	}
-	m->nnodes = in->nnodes ? in->nnodes : 1;
-	m->gpus_per_node = in->gpus_per_node ? in->gpus_per_node : 1;
-	m->offload_optimizer = optim_cpu;
-	m->offload_param = param_cpu;
-	/* Full DPO/KTO keeps a reference model; LoRA switches the adapters
-	 * off instead (LLaMA-Factory train/dpo/workflow.py). */
-	m->reference_model = pref && !lora;
-	m->gather_on_save = dec->gather16;
-	m->gpu_mem = in->gpu_mem;
-	m->host_mem = in->host_mem;
-	lf_mem_plan(m, &dec->mem);
-	dec->have_plan = 1;
-}
-
-static void check_memory(const struct lf_inputs *in, struct lf_decision *dec)
-{
-	const struct lf_mem_plan *p = &dec->mem;
-
-	if (!dec->have_plan)
-		return;
-	if (p->gpu_short)
-		msg(dec, in, LF_WARN, "memory plan",
-		    "use --distenv-offload=cpu, more nodes, or LoRA",
-		    "model states need %.1f GiB per GPU, more than the %.1f "
-		    "GiB the GPU has (before activations)",
-		    lf_gib(p->gpu_total), lf_gib(in->gpu_mem));
-	/* The gather happens on global rank 0's node only; the other nodes
-	 * hold the steady share. */
-	if (in->node_id != 0 && in->host_mem > 0 &&
-	    p->host_steady > in->host_mem) {
-		char node[32];
-
-		snprintf(node, sizeof(node), "node %u", in->node_id);
-		msg(dec, in, LF_WARN, node,
-		    "ask for more memory (--mem) or turn offload off "
-		    "(--distenv-offload=none)",
-		    "host memory: %.1f GiB needed while training, the job "
-		    "has %.1f GiB on the node", lf_gib(p->host_steady),
-		    lf_gib(in->host_mem));
-	}
-	if (in->node_id == 0 && p->host_short)
-		msg(dec, in, LF_WARN, "node 0",
-		    dec->gather16 ?
-			    "ask for more memory (--mem), turn offload off "
-			    "(--distenv-offload=none), or set "
-			    "stage3_gather_16bit_weights_on_model_save: false "
-			    "and convert the shards afterwards with "
-			    "DeepSpeed's zero_to_fp32.py" :
-			    "ask for more memory (--mem) or turn offload off "
-			    "(--distenv-offload=none)",
-		    "host memory at checkpoint time: %.1f GiB needed (%.1f "
-		    "steady + %.1f for the 16-bit gather), the job has %.1f "
-		    "GiB on the node; the save will be killed by the OOM "
-		    "killer (exit -9)",
-		    lf_gib(p->host_node0_save), lf_gib(p->host_steady),
-		    lf_gib(p->host_gather), lf_gib(in->host_mem));
-}
-
-/* Whether the training processes run with expandable segments: the
- * value distenv exports or the user's, else LLaMA-Factory 0.9.3-0.9.5's
- * launcher sets expandable_segments:True unless OPTIM_TORCH is off
- * (launcher.py; keep_alloc_conf above). */
-static int expandable_in_effect(const struct lf_inputs *in,
-				const struct lf_decision *dec)
-{
-	const char *conf = dec->alloc_conf_set ? dec->alloc_conf :
-			   in->alloc_conf;
-
-	if (conf && strstr(conf, "expandable_segments:True"))
-		return 1;
-	if (dec->optim_torch_off)
-		return 0;
-	return !in->optim_torch || truthy(in->optim_torch);
-}
-
-/* The longest prompt (lf_seqfit.h), for DPO: the stage whose step the
- * activation model follows (LLaMA-Factory train/dpo/trainer.py). */
-static void plan_fit(const struct lf_inputs *in, const struct user_keys *u,
-		     const struct ds_facts *f, struct lf_decision *dec)
-{
-	struct lf_fit_input *x = &dec->fit_in;
-	const char *loss = NULL;
-	int found = 0;
-
-	if (!dec->have_plan || !in->model || in->gpu_mem <= 0 ||
-	    dec->zero_stage != 3 || !u->stage || strcmp(u->stage, "dpo"))
-		return;
-	memset(x, 0, sizeof(*x));
-	x->mem = dec->mem_in;
-	x->act.model = in->model;
-	/* transformers' TrainingArguments default: 8 */
-	x->act.batch = u->batch_found && u->batch > 0 ? (uint32_t)u->batch : 8;
-	x->act.pairwise = 1;
-	/* orpo and simpo need no reference model (use_ref_model) */
-	lf_get_str(in->yaml, lf_doc_root(in->yaml), "pref_loss", &loss,
-		   &found, NULL);
-	x->act.reference = dec->mem_in.reference_model &&
-			   !(loss && (!strcmp(loss, "orpo") ||
-				      !strcmp(loss, "simpo")));
-	x->mem.reference_model = x->act.reference;
-	x->act.grad_ckpt = !(u->no_gc_found && u->no_gc);
-	x->act.liger = u->liger_found && u->liger;
-	x->act.unsloth_gc = u->unsloth_gc_found && u->unsloth_gc;
-	x->act.attn = !u->flash_attn ? LF_ATTN_SDPA :
-		      !strcmp(u->flash_attn, "disabled") ? LF_ATTN_EAGER :
-		      !strncmp(u->flash_attn, "fa", 2) ? LF_ATTN_FA2 :
-							 LF_ATTN_SDPA;
-	x->max_live = (double)f->max_live;
-	x->prefetch_bucket = (double)f->prefetch;
-	x->reduce_bucket = (double)f->reduce;
-	x->expandable = expandable_in_effect(in, dec);
-	x->answer_tokens = in->answer_tokens;
-	x->cutoff_len = u->cutoff_found && u->cutoff_len > 0 ?
-				(uint32_t)u->cutoff_len : 0;
-	lf_fit_plan(x, &dec->fit);
-	dec->have_fit = 1;
-}
-
-/* cutoff_len beyond the longest row that fits; host memory at save
- * with unsloth's pinned blocks. */
-static void check_fit(const struct lf_inputs *in, const struct user_keys *u,
-		      struct lf_decision *dec)
-{
-	const struct lf_fit *x = &dec->fit;
-	char where[LF_DOC_NAME_MAX + 32];
-
-	if (!dec->have_fit)
-		return;
-	if (x->breakdown_seq > x->max_seq && u->cutoff_found) {
-		where_of(in->yaml, lf_doc_root(in->yaml), "cutoff_len", where,
-			 sizeof(where));
-		msg(dec, in, LF_WARN, where,
-		    x->best_switch >= 0 ?
-			    "lower cutoff_len, or see distenv plan for the "
-			    "switch that buys the most" :
-			    "lower cutoff_len, or add nodes",
-		    "cutoff_len %lld: a DPO step of that length needs %.1f "
-		    "GiB per GPU; the longest row that fits is %u tokens "
-		    "(band %u-%u with fragmentation), a prompt of %u with "
-		    "%u-token answers", u->cutoff_len, lf_gib(x->gpu_total),
-		    x->max_seq, x->max_seq_lo, x->max_seq_hi, x->max_prompt,
-		    x->answer_tokens);
-	}
-	if (in->node_id == 0 && in->host_mem > 0 && x->host_unsloth > 0 &&
-	    x->host_at_save_cached > in->host_mem)
-		msg(dec, in, LF_WARN, "node 0",
-		    "ask for more memory (--mem), cap the answers and prompts "
-		    "(cutoff_len), or turn use_unsloth_gc off",
-		    "host memory at checkpoint time with use_unsloth_gc: "
-		    "%.1f GiB needed (%.1f up to %.1f pinned for the layer "
-		    "inputs of %.0f-token rows), the job has %.1f GiB on the "
-		    "node", lf_gib(x->host_at_save_cached),
-		    lf_gib(x->host_unsloth), lf_gib(x->host_unsloth_cached),
-		    x->breakdown_seq, lf_gib(in->host_mem));
-}
-
 static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
 			 struct lf_decision *dec)
 {
@@ -733,14 +355,15 @@ static void decide_offload(const struct lf_inputs *in,
 {
 	if (in->offload == LF_OFFLOAD_AUTO && in->ds && dec->zero_stage == 3 &&
 	    in->gpu_mem > 0) {
-		plan_memory(in, u, dec, 0, 0);
+		lf_decide_plan_memory(in, u, dec, 0, 0);
 		if (dec->have_plan && dec->mem.gpu_short) {
 			dec->ds_offload_write = 1;
 			change(dec, "DeepSpeed offload_param and "
 			       "offload_optimizer on cpu (--distenv-offload="
 			       "auto: %.1f GiB per GPU needed without "
 			       "offload, %.1f GiB available)",
-			       lf_gib(dec->mem.gpu_total), lf_gib(in->gpu_mem));
+			       plan_gib(dec->mem.gpu_total),
+			       plan_gib(in->gpu_mem));
 		}
 	} else if (in->offload == LF_OFFLOAD_CPU) {
 		if (!in->ds) {
@@ -821,10 +444,10 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 	if (!root)
 		return distenv_error_set(err, y->name, NULL,
 					 "training YAML not loaded");
-	if (read_user_keys(y, &u, err))
+	if (lf_decide_read_user_keys(y, &u, err))
 		return -1;
 	memset(&f, 0, sizeof(f));
-	if (in->ds && read_ds(in->ds, &f, err))
+	if (in->ds && lf_decide_read_ds(in->ds, &f, err))
 		return -1;
 	snprintf(dec->output_dir, sizeof(dec->output_dir), "%s",
 		 u.output_dir ? u.output_dir : "");
@@ -871,10 +494,10 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 	check_fights(in, &u, &f, dec);
 
 	check_resume(in, &u, dec);
-	plan_memory(in, &u, dec, optim_cpu, param_cpu);
-	plan_fit(in, &u, &f, dec);
+	lf_decide_plan_memory(in, &u, dec, optim_cpu, param_cpu);
+	lf_decide_plan_fit(in, &u, &f, dec);
 	if (dec->zero_stage == 3)
-		check_memory(in, dec);
-	check_fit(in, &u, dec);
+		lf_decide_check_memory(in, dec);
+	lf_decide_check_fit(in, &u, dec);
 	return 0;
 }

@@ -13,10 +13,10 @@
 #include "distenv_options.h"
 #include "lf_doc.h"
 #include "lf_fstype.h"
-#include "lf_memplan.h"
 #include "lf_model.h"
 #include "lf_resume.h"
-#include "lf_seqfit.h"
+#include "plan_memory.h"
+#include "plan_seqfit.h"
 
 /* --distenv-save-on-each-node */
 enum lf_soen { LF_SOEN_AUTO = 0, LF_SOEN_YES, LF_SOEN_NO };
@@ -60,7 +60,7 @@ struct lf_inputs {
 				       * (lf_model_path_is_local) that
 				       * cannot be read */
 	const char *model_problem;    /* why (strerror), for the message */
-	const struct lf_model_config *model; /* config.json, or NULL */
+	const struct plan_model_config *model; /* config.json, or NULL */
 	uint64_t model_params;        /* --distenv-model-params, 0 none */
 	int soen;                     /* enum lf_soen */
 	int offload;                  /* enum lf_offload */
@@ -78,7 +78,7 @@ struct lf_inputs {
 	double gpu_mem;               /* bytes per GPU, 0 unknown */
 	double host_mem;              /* bytes per node, 0 unknown */
 	uint32_t answer_tokens;       /* --answer-tokens, 0: the default
-				       * (lf_seqfit.h) */
+				       * (plan_seqfit.h) */
 	const struct lf_listing *out_ls;  /* output_dir, relative; or NULL */
 	const struct lf_listing *ckpt_ls; /* explicit resume: listing of its
 					   * parent directory; or NULL */
@@ -116,13 +116,13 @@ struct lf_decision {
 	char restore_dir[1024];
 	char restore_tag[128];
 	int have_plan;
-	struct lf_mem_input mem_in;
-	struct lf_mem_plan mem;
-	/* the longest row and prompt that fit (lf_seqfit.h): needs the
+	struct plan_mem_input mem_in;
+	struct plan_mem_plan mem;
+	/* the longest row and prompt that fit (plan_seqfit.h): needs the
 	 * model's config.json and the GPU's memory */
 	int have_fit;
-	struct lf_fit_input fit_in;
-	struct lf_fit fit;
+	struct plan_fit_input fit_in;
+	struct plan_fit fit;
 	char changes[LF_CHANGE_MAX][400]; /* header lines: what and why */
 	size_t nchanges;
 	struct lf_msgs msgs;

@@ -241,7 +241,7 @@ static int first_error(const struct lf_decision *dec,
  * the listings made and the inputs lf_decide is given. */
 struct prep_state {
 	struct lf_doc yaml, ds, model_doc;
-	struct lf_model_config model;
+	struct plan_model_config model;
 	struct lf_inputs in;
 	struct lf_sys_listing out_ls, ckpt_ls;
 	const char *output_dir, *deepspeed, *model_path, *resume, *fs;

@@ -3,7 +3,7 @@
 
 #include "distenv_env.h"
 #include "lf_decide.h"
-#include "lf_model.h"
+#include "plan_model.h"
 
 int lf_parse_count(const char *value, uint32_t lo, uint32_t hi,
 		   const char *what, const char *where, uint32_t *out,
@@ -30,11 +30,11 @@ int lf_request_set(struct lf_prepare_request *req, int id, const char *value,
 	case DISTENV_OPT_CHECK:
 		return lf_parse_check(value, where, &req->check, err);
 	case DISTENV_OPT_MODEL_PARAMS:
-		return lf_parse_params(value, where, &req->model_params, err);
+		return plan_parse_params(value, where, &req->model_params, err);
 	case DISTENV_OPT_GPU_MEM:
-		return lf_parse_mem(value, where, &req->gpu_mem, err);
+		return plan_parse_mem(value, where, &req->gpu_mem, err);
 	case DISTENV_OPT_HOST_MEM:
-		return lf_parse_mem(value, where, &req->host_mem, err);
+		return plan_parse_mem(value, where, &req->host_mem, err);
 	case DISTENV_OPT_ANSWER_TOKENS:
 		return lf_parse_count(value, 1, 1048576, "a token count", where,
 				      &req->answer_tokens, err);

@@ -25,7 +25,7 @@
  *   check              warn|strict|off         check (enum lf_check)
  *   model-params       a count with its unit   model_params (70B, 7.6B)
  *   gpu-mem, host-mem  a size with its unit    gpu_mem, host_mem, bytes
- *                                              (80G, 1T; lf_parse_mem)
+ *                                              (80G, 1T; plan_parse_mem)
  *   answer-tokens      1 to 1048576            answer_tokens
  *   lf-config          the training YAML       config
  *   storage-policy     the site's list         storage_policy
@@ -34,8 +34,8 @@
  *
  * where names the option as the user gave it ("--distenv-offload",
  * "--offload") and the errors name it: those of lf_parse_soen,
- * lf_parse_offload, lf_parse_check (lf_decide.h), lf_parse_params,
- * lf_parse_mem (lf_model.h) and lf_parse_count.
+ * lf_parse_offload, lf_parse_check (lf_decide.h), plan_parse_params,
+ * plan_parse_mem (plugin/plan/plan_model.h) and lf_parse_count.
  *
  * Returns 0, -1 with err set, or LF_REQUEST_NOT_OWNED (req and err
  * untouched) for any other id, which the caller handles: the plugin's

@@ -27,6 +27,7 @@
 #include "lf_doc.h"
 #include "lf_prepare.h"
 #include "lf_sys.h"
+#include "plan_memory.h"
 #include "spank_state.h"
 
 int distenv_lf_config_check(const char *path, struct distenv_error *err)
@@ -67,7 +68,7 @@ static void print_plan(const struct lf_decision *dec, const char *node)
 
 	if (!mem)
 		return;
-	lf_mem_plan_print(mem, &dec->mem_in, &dec->mem);
+	plan_mem_plan_print(mem, &dec->mem_in, &dec->mem);
 	fclose(mem);
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # The structure rules of plugin/ (tests/check_structure.sh): functions of
-# at most 80 lines, folders in layers (core < sys < topo < site < lf <
-# spank < cmd), each library linked once, users first; and in the bats
-# tests, no assertion that cannot fail (tests/lint_bats.py). The tree must
-# keep them, and the checker must catch each kind of break in a made-up
-# tree.
+# at most 80 lines, folders in layers (core < sys < topo < site < plan <
+# lf < spank < cmd; core and plan pure), each library linked once, users
+# first; and in the bats tests, no assertion that cannot fail
+# (tests/lint_bats.py). The tree must keep them, and the checker must
+# catch each kind of break in a made-up tree.
 
 setup() {
 	CHECK="$BATS_TEST_DIRNAME/../check_structure.sh"
@@ -42,7 +42,7 @@ function_of() {
 	printf '#include "a.h"\n' >"$TREE/plugin/topo/b.c"
 	run "$CHECK" "$TREE"
 	[ "$status" -eq 1 ]
-	[ "${lines[0]}" = "plugin/core/a.c: includes plugin/topo/b.h, a layer above plugin/core (order: core sys topo site lf spank cmd)" ]
+	[ "${lines[0]}" = "plugin/core/a.c: includes plugin/topo/b.h, a layer above plugin/core (order: core sys topo site plan lf spank cmd)" ]
 	[ "${lines[1]}" = "plugin/core and plugin/topo include each other's headers" ]
 	[ "${#lines[@]}" -eq 3 ]
 	# one way only: the folder above may use the one below
@@ -51,18 +51,32 @@ function_of() {
 	[ "$status" -eq 0 ]
 }
 
+@test "structure: a pure layer that uses a folder but core, or Slurm, fails" {
+	mkdir -p "$TREE/plugin/plan" "$TREE/plugin/sys"
+	touch "$TREE/plugin/core/a.h" "$TREE/plugin/sys/s.h"
+	printf '#include "a.h"\n' >"$TREE/plugin/plan/p.c"
+	run "$CHECK" "$TREE"
+	[ "$status" -eq 0 ]
+	printf '#include <slurm/spank.h>\n#include "s.h"\n' >>"$TREE/plugin/plan/p.c"
+	run "$CHECK" "$TREE"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "plugin/plan/p.c: includes <slurm/spank.h>; plugin/plan is pure (no Slurm, libyaml or hwloc)" ]
+	[ "${lines[1]}" = "plugin/plan/p.c: includes plugin/sys/s.h; plugin/plan is pure and uses only plugin/core" ]
+	[ "${lines[2]}" = "structure: 2 problems" ]
+}
+
 @test "structure: a folder outside the layer order fails" {
 	mkdir "$TREE/plugin/extra"
 	run "$CHECK" "$TREE"
 	[ "$status" -eq 1 ]
-	[ "${lines[0]}" = "plugin/extra: not in the layer order (core sys topo site lf spank cmd)" ]
+	[ "${lines[0]}" = "plugin/extra: not in the layer order (core sys topo site plan lf spank cmd)" ]
 }
 
 @test "structure: a library linked twice or before its user fails" {
 	printf 'x = libdistenv_sys.la\nprog_LDADD = libdistenv_lf.la $(x) libdistenv_core.la -lslurm $(x)\nlib_la_LIBADD = libdistenv_core.la libdistenv_site.la\nok_LDADD = libdistenv_site.la libdistenv_core.la\n' >"$TREE/Makefile"
 	run "$CHECK" "$TREE"
 	[ "$status" -eq 1 ]
-	[ "${lines[0]}" = "lib_la_LIBADD: libdistenv_site.la after a library it uses (order: lf site sys core)" ]
+	[ "${lines[0]}" = "lib_la_LIBADD: libdistenv_site.la after a library it uses (order: lf plan site sys core)" ]
 	[ "${lines[1]}" = "prog_LDADD: links libdistenv_sys.la twice" ]
 	[ "${lines[2]}" = "structure: 2 problems" ]
 }

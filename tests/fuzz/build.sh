@@ -8,13 +8,14 @@
 #   tests/fuzz/build.sh fuzz_ifspec     one target
 #
 # Every .c of the core and of the parser directories (plugin/core,
-# plugin/sys, plugin/site, plugin/lf, plugin/topo: those that exist) goes
-# into one instrumented archive; a target links what it uses from it,
-# plus libslurm (hostlists), libyaml and hwloc when installed. A source
-# that does not compile is skipped with a warning (another engineer's
-# half-written file must not stop the others); a target that then cannot
-# link fails. Prints "built PATH" or "FAILED NAME" per target; exits 1
-# when any target failed. Needs clang and libclang-rt-14-dev (libFuzzer).
+# plugin/sys, plugin/site, plugin/plan, plugin/lf, plugin/topo: those
+# that exist) goes into one instrumented archive; a target links what it
+# uses from it, plus libslurm (hostlists), libyaml and hwloc when
+# installed. A source that does not compile is skipped with a warning
+# (another engineer's half-written file must not stop the others); a
+# target that then cannot link fails. Prints "built PATH" or "FAILED
+# NAME" per target; exits 1 when any target failed. Needs clang and
+# libclang-rt-14-dev (libFuzzer).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 top=$(pwd)
@@ -26,7 +27,7 @@ CFLAGS="-std=gnu11 -g -O1 -Wall -Wno-unused-parameter $SAN"
 command -v "$CC" >/dev/null || { echo "build.sh: $CC not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 
 dirs=()
-for d in plugin/core plugin/sys plugin/site plugin/lf plugin/topo; do
+for d in plugin/core plugin/sys plugin/site plugin/plan plugin/lf plugin/topo; do
 	[ -d "$d" ] && dirs+=("$d")
 done
 incs=(-I"$top")

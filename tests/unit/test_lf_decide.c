@@ -297,7 +297,7 @@ static void offload_auto_uses_the_plan(void **state)
 static void settings_that_fight(void **state)
 {
 	struct fx f;
-	struct lf_model_config m;
+	struct plan_model_config m;
 	enum lf_level lv;
 	const char *z2p = "{\"zero_optimization\": {\"stage\": 2, "
 			  "\"offload_param\": {\"device\": \"cpu\"}}}";

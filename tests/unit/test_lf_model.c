@@ -1,5 +1,7 @@
-/* Unit tests: parameter counts from config.json, the ZeRO-3 estimator
- * against DeepSpeed's documented example, the memory plan. */
+/* Unit tests: a model's config.json into the plan's model shape
+ * (lf_model.h): the fixtures of tests/lf/ read as model_fixture.h writes
+ * them out, the defaults of absent keys, the errors. The counts are
+ * test_plan_model's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -7,13 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <cmocka.h>
 
-#include "lf_memplan.h"
 #include "lf_model.h"
+#include "model_fixture.h"
 
-static void read_model(const char *dir, struct lf_model_config *cfg)
+static void read_model(const char *dir, struct plan_model_config *cfg)
 {
 	char path[512], buf[8192];
 	struct lf_doc d;
@@ -31,64 +32,83 @@ static void read_model(const char *dir, struct lf_model_config *cfg)
 	lf_doc_free(&d);
 }
 
-/* Published totals (model cards / the Llama 3 and Qwen2 reports):
- * Qwen2-72B 72.71B, Llama-3-8B 8.03B, Llama-3-70B 70.55B,
- * Qwen2.5-7B 7.61B. */
-static void within_one_percent(const char *dir, double published)
+static void load_text(struct lf_doc *d, const char *txt,
+		      struct plan_model_config *cfg)
 {
-	struct lf_model_config cfg;
-	double p;
+	struct distenv_error e;
 
-	read_model(dir, &cfg);
-	p = (double)lf_model_params(&cfg);
-	if (fabs(p - published) / published > 0.01)
-		fail_msg("%s: %.0f parameters, published %.0f", dir, p,
-			 published);
+	assert_int_equal(lf_doc_load(d, "config.json", txt, strlen(txt), &e),
+			 0);
+	assert_int_equal(lf_model_read(d, cfg, &e), 0);
 }
 
-static void published_sizes(void **state)
+/* Every field as model_fixture.h has it, so the plan's tests count
+ * what the reader gives for the published config.json files. */
+static void reads_the_fixtures(void **state)
 {
+	static const char *const dirs[] = {"qwen2-72b", "llama3-8b",
+					   "llama3-70b", "qwen2.5-7b"};
+	struct plan_model_config cfg;
+	const struct plan_model_config *want;
+	size_t i;
+
 	(void)state;
-	within_one_percent("qwen2-72b", 72.71e9);
-	within_one_percent("llama3-8b", 8.03e9);
-	within_one_percent("llama3-70b", 70.55e9);
-	within_one_percent("qwen2.5-7b", 7.61e9);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		read_model(dirs[i], &cfg);
+		want = fx_model(dirs[i]);
+		assert_string_equal(cfg.model_type, want->model_type);
+		assert_int_equal(cfg.hidden_size, want->hidden_size);
+		assert_int_equal(cfg.num_hidden_layers,
+				 want->num_hidden_layers);
+		assert_int_equal(cfg.intermediate_size,
+				 want->intermediate_size);
+		assert_int_equal(cfg.vocab_size, want->vocab_size);
+		assert_int_equal(cfg.num_attention_heads,
+				 want->num_attention_heads);
+		assert_int_equal(cfg.num_key_value_heads,
+				 want->num_key_value_heads);
+		assert_int_equal(cfg.head_dim, want->head_dim);
+		assert_int_equal(cfg.max_position_embeddings,
+				 want->max_position_embeddings);
+		assert_int_equal(cfg.tie_word_embeddings,
+				 want->tie_word_embeddings);
+		assert_int_equal(cfg.qkv_bias, want->qkv_bias);
+	}
 }
 
-static void exact_llama3_8b(void **state)
+/* Absent num_key_value_heads: no grouped-query attention; absent
+ * head_dim: hidden / heads; absent attention_bias: true for qwen2 only;
+ * a decoder nested under text_config is read from there. */
+static void defaults_of_absent_keys(void **state)
 {
-	struct lf_model_config cfg;
+	struct plan_model_config cfg;
+	struct lf_doc d;
 
 	(void)state;
-	read_model("llama3-8b", &cfg);
-	assert_int_equal(cfg.num_key_value_heads, 8);
-	assert_int_equal(cfg.head_dim, 128);
-	assert_int_equal(cfg.max_position_embeddings, 8192);
-	assert_false(cfg.qkv_bias);
-	/* 8,030,261,248: the count transformers prints for Llama-3-8B */
-	assert_int_equal(lf_model_params(&cfg), 8030261248ULL);
-	assert_int_equal(lf_model_largest_layer(&cfg), 128256ULL * 4096);
-	/* tied embeddings drop lm_head */
-	cfg.tie_word_embeddings = 1;
-	assert_int_equal(lf_model_params(&cfg), 8030261248ULL - 128256ULL * 4096);
-}
-
-static void qwen2_has_qkv_bias(void **state)
-{
-	struct lf_model_config cfg;
-
-	(void)state;
-	read_model("qwen2.5-7b", &cfg);
+	load_text(&d, "{\"model_type\": \"qwen2\", \"hidden_size\": 1024, "
+		  "\"num_hidden_layers\": 2, \"intermediate_size\": 4096, "
+		  "\"vocab_size\": 1000, \"num_attention_heads\": 16}", &cfg);
+	assert_int_equal(cfg.num_key_value_heads, 16);
+	assert_int_equal(cfg.head_dim, 64);
+	assert_int_equal(cfg.max_position_embeddings, 0);
 	assert_true(cfg.qkv_bias);
-	/* 7,615,616,512 for Qwen2.5-7B */
-	assert_int_equal(lf_model_params(&cfg), 7615616512ULL);
+	assert_false(cfg.tie_word_embeddings);
+	lf_doc_free(&d);
+	load_text(&d, "{\"model_type\": \"llava\", \"text_config\": "
+		  "{\"model_type\": \"llama\", \"hidden_size\": 1024, "
+		  "\"num_hidden_layers\": 2, \"intermediate_size\": 4096, "
+		  "\"vocab_size\": 1000, \"num_attention_heads\": 16}}", &cfg);
+	assert_string_equal(cfg.model_type, "llama");
+	assert_int_equal(cfg.hidden_size, 1024);
+	assert_false(cfg.qkv_bias);
+	lf_doc_free(&d);
 }
 
 static void config_errors(void **state)
 {
 	const char *txt = "{\"hidden_size\": 4096, \"num_hidden_layers\": 32,"
 			  " \"vocab_size\": \"many\"}";
-	struct lf_model_config cfg;
+	struct plan_model_config cfg;
 	struct lf_doc d;
 	struct distenv_error e;
 
@@ -107,124 +127,12 @@ static void config_errors(void **state)
 	lf_doc_free(&d);
 }
 
-static void parse_sizes(void **state)
-{
-	struct distenv_error e;
-	uint64_t v;
-
-	(void)state;
-	assert_int_equal(lf_parse_params("70B", "--p", &v, &e), 0);
-	assert_int_equal(v, 70000000000ULL);
-	assert_int_equal(lf_parse_params("7.6b", "--p", &v, &e), 0);
-	assert_int_equal(v, 7600000000ULL);
-	assert_int_equal(lf_parse_params("500M", "--p", &v, &e), 0);
-	assert_int_equal(v, 500000000ULL);
-	assert_int_equal(lf_parse_params("1.5e3M", "--p", &v, &e), 0);
-	assert_int_equal(v, 1500000000ULL);
-	assert_int_equal(lf_parse_params("70X", "--p", &v, &e), -1);
-	assert_string_equal(e.what, "'70X' is not a parameter count with a unit");
-	/* No unit: "70" meant 70B; planning for 70 parameters is refused. */
-	assert_int_equal(lf_parse_params("70", "--p", &v, &e), -1);
-	assert_string_equal(e.what, "'70' is not a parameter count with a unit");
-	assert_non_null(strstr(e.fix, "70B"));
-	assert_int_equal(lf_parse_params("1.5e9", "--p", &v, &e), -1);
-	assert_int_equal(lf_parse_params("-5B", "--p", &v, &e), -1);
-	assert_int_equal(lf_parse_params("", "--p", &v, &e), -1);
-	assert_int_equal(lf_parse_mem("80G", "--m", &v, &e), 0);
-	assert_int_equal(v, 80ULL << 30);
-	assert_int_equal(lf_parse_mem("141GiB", "--m", &v, &e), 0);
-	assert_int_equal(v, 141ULL << 30);
-	assert_int_equal(lf_parse_mem("512000M", "--m", &v, &e), 0);
-	assert_int_equal(v, 512000ULL << 20);
-	/* No unit: "80" meant 80G. */
-	assert_int_equal(lf_parse_mem("80", "--m", &v, &e), -1);
-	assert_string_equal(e.what, "'80' is not a memory size with a unit");
-	assert_non_null(strstr(e.fix, "80G"));
-	assert_int_equal(lf_parse_mem("2T", "--m", &v, &e), 0);
-	assert_int_equal(v, 2ULL << 40);
-	assert_int_equal(lf_parse_mem("80Gx", "--m", &v, &e), -1);
-	assert_int_equal(lf_parse_mem("80Q", "--m", &v, &e), -1);
-}
-
-static double gib2(double bytes)
-{
-	return round(bytes / 1073741824.0 * 100) / 100;
-}
-
-/* DeepSpeed's documented output of
- * estimate_zero3_model_states_mem_needs_all_live for t5-small (60M total
- * params, 16M largest layer; 1 node, 1 GPU), per CPU | per GPU:
- *   1.52GB | 0.06GB  offload_param=cpu, offload_optimizer=cpu
- *   1.35GB | 0.17GB  offload_param=none, offload_optimizer=cpu
- *   0.09GB | 1.08GB  offload_param=none, offload_optimizer=none, zero_init=1
- * t5-small: 60,506,624 parameters, largest layer the shared embedding
- * 32128 x 512 = 16,449,536. */
-static void estimator_matches_deepspeed_docs(void **state)
-{
-	const double p = 60506624, l = 16449536;
-	double gpu, cpu;
-
-	(void)state;
-	lf_zero3_estimate(p, l, 1, 1, 1, 1, &gpu, &cpu);
-	assert_true(gib2(cpu) == 1.52 && gib2(gpu) == 0.06);
-	lf_zero3_estimate(p, l, 1, 1, 1, 0, &gpu, &cpu);
-	assert_true(gib2(cpu) == 1.35 && gib2(gpu) == 0.17);
-	lf_zero3_estimate(p, l, 1, 1, 0, 0, &gpu, &cpu);
-	assert_true(gib2(cpu) == 0.09 && gib2(gpu) == 1.08);
-	/* more GPUs and nodes divide the partitioned states */
-	lf_zero3_estimate(p, l, 8, 2, 1, 0, &gpu, &cpu);
-	assert_true(fabs(gpu - (4 * l + 2 * p / 16)) < 1);
-	assert_true(fabs(cpu - 16 * p / 2 * 1.5) < 1);
-}
-
-/* Qwen2-72B full DPO, ZeRO-3 with the 16-bit gather, 2 nodes
- * x 8 GPUs, CPU offload, 1 TiB per node: node 0 needs more at save. */
-static void c7_qwen2_72b_save_needs_more_host_memory(void **state)
-{
-	struct lf_model_config cfg;
-	struct lf_mem_input in;
-	struct lf_mem_plan plan;
-	double p;
-
-	(void)state;
-	read_model("qwen2-72b", &cfg);
-	p = (double)lf_model_params(&cfg);
-	memset(&in, 0, sizeof(in));
-	in.params = in.trainable = p;
-	in.largest_layer = (double)lf_model_largest_layer(&cfg);
-	in.nnodes = 2;
-	in.gpus_per_node = 8;
-	in.offload_optimizer = in.offload_param = 1;
-	in.reference_model = 1;
-	in.gather_on_save = 1;
-	in.gpu_mem = 80.0 * 1073741824.0;
-	in.host_mem = 1024.0 * 1073741824.0;
-	lf_mem_plan(&in, &plan);
-	/* gather: 2 bytes x 72.7B = 145.4 GB (docs/contracts.md 2: ~144 GB) */
-	assert_true(fabs(plan.host_gather - 2 * p) < 1);
-	assert_true(plan.host_gather > 144e9 && plan.host_gather < 147e9);
-	/* steady: 18P/N*1.5 + reference 2P/N*1.5 */
-	assert_true(fabs(plan.host_steady - (18 * p / 2 * 1.5 + 2 * p / 2 * 1.5)) < 1);
-	assert_true(plan.host_node0_save > in.host_mem);
-	assert_true(plan.host_short);
-	assert_false(plan.gpu_short);
-	/* without offload: GPU too small on 16 GPUs, host fine */
-	in.offload_optimizer = in.offload_param = 0;
-	lf_mem_plan(&in, &plan);
-	assert_true(plan.gpu_short);
-	assert_false(plan.host_short);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(published_sizes),
-		cmocka_unit_test(exact_llama3_8b),
-		cmocka_unit_test(qwen2_has_qkv_bias),
+		cmocka_unit_test(reads_the_fixtures),
+		cmocka_unit_test(defaults_of_absent_keys),
 		cmocka_unit_test(config_errors),
-		cmocka_unit_test(parse_sizes),
-		cmocka_unit_test(estimator_matches_deepspeed_docs),
-		cmocka_unit_test(c7_qwen2_72b_save_needs_more_host_memory),
 	};
 
 	return cmocka_run_group_tests_name("lf_model", tests, NULL, NULL);

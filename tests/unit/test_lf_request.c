@@ -121,7 +121,7 @@ static void bad_values_give_the_parsers_errors(void **state)
 	assert_int_equal(lf_request_set(&req, DISTENV_OPT_GPU_MEM, "80",
 					"--gpu-mem", &err),
 			 -1);
-	lf_parse_mem("80", "--gpu-mem", &u, &want);
+	plan_parse_mem("80", "--gpu-mem", &u, &want);
 	assert_string_equal(err.what, "'80' is not a memory size with a unit");
 	assert_string_equal(err.fix, want.fix);
 	assert_int_equal(req.gpu_mem, 0);

@@ -1,7 +1,9 @@
 /*
- * lf_memplan.h: memory a ZeRO-3 (LLaMA-Factory + DeepSpeed) run needs,
+ * plan_memory.h: memory a ZeRO-3 (LLaMA-Factory + DeepSpeed) run needs,
  * per GPU and per node's host memory, steady and at checkpoint time on
- * node 0.
+ * node 0. Pure: parameter counts (plan_model.h) and memory sizes in
+ * bytes in, bytes out; no errors (a node or GPU count of 0 is read as
+ * 1).
  *
  * Model states follow DeepSpeed's published estimator,
  * estimate_zero3_model_states_mem_needs (DeepSpeed docs "Memory
@@ -22,18 +24,18 @@
  * - the 16-bit gather at save time with
  *   stage3_gather_16bit_weights_on_model_save: 2 bytes x all parameters
  *   of the policy on node 0's host (docs/contracts.md 2).
- * Activations are not estimated here: lf_actmem.h counts them and
- * lf_seqfit.h adds them to this plan (docs/memory.md).
+ * Activations are not estimated here: plan_activation.h counts them and
+ * plan_seqfit.h adds them to this plan (docs/memory.md).
  */
-#ifndef DISTENV_LF_MEMPLAN_H
-#define DISTENV_LF_MEMPLAN_H
+#ifndef DISTENV_PLAN_MEMORY_H
+#define DISTENV_PLAN_MEMORY_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-#define LF_ZERO3_BUFFER_FACTOR 1.5
+#define PLAN_ZERO3_BUFFER_FACTOR 1.5
 
-struct lf_mem_input {
+struct plan_mem_input {
 	double params;          /* all parameters of the model */
 	double largest_layer;   /* L; 0: estimated as params / 50 */
 	double trainable;       /* P: = params for full, adapters for LoRA */
@@ -47,7 +49,7 @@ struct lf_mem_input {
 	double host_mem;        /* bytes the job may use per node, 0 unknown */
 };
 
-struct lf_mem_plan {
+struct plan_mem_plan {
 	double gpu_model_states;  /* per GPU: estimator, trainable part */
 	double gpu_frozen;        /* per GPU: LoRA base / reference model */
 	double gpu_total;
@@ -62,20 +64,20 @@ struct lf_mem_plan {
 
 /* DeepSpeed's estimator alone (formulas above), in bytes: per GPU and
  * per node's CPU memory. */
-void lf_zero3_estimate(double params, double largest_layer,
-		       uint32_t gpus_per_node, uint32_t nnodes,
-		       int offload_optimizer, int offload_param,
-		       double *gpu, double *cpu);
+void plan_zero3_estimate(double params, double largest_layer,
+			 uint32_t gpus_per_node, uint32_t nnodes,
+			 int offload_optimizer, int offload_param,
+			 double *gpu, double *cpu);
 
 /* The whole plan; in->nnodes and in->gpus_per_node must be >= 1. */
-void lf_mem_plan(const struct lf_mem_input *in, struct lf_mem_plan *out);
+void plan_mem_plan(const struct plan_mem_input *in, struct plan_mem_plan *out);
 
 /* Print the plan as a table (GiB), for distenv plan and --distenv-show. */
-void lf_mem_plan_print(FILE *out, const struct lf_mem_input *in,
-		       const struct lf_mem_plan *plan);
+void plan_mem_plan_print(FILE *out, const struct plan_mem_input *in,
+			 const struct plan_mem_plan *plan);
 
 /* Bytes to GiB, for messages. */
-static inline double lf_gib(double bytes)
+static inline double plan_gib(double bytes)
 {
 	return bytes / 1073741824.0;
 }

@@ -1,13 +1,16 @@
 /*
- * lf_seqfit.h: the longest sequence (prompt + answer) one training step
+ * plan_seqfit.h: the longest sequence (prompt + answer) one training step
  * fits on the GPU, the per-term breakdown, host memory at save with the
  * activations unsloth's checkpointing moves there, and which switch
- * would buy the most. Pure; docs/memory.md derives and calibrates it.
+ * would buy the most. Pure: the inputs of plan_activation.h and
+ * plan_memory.h and ZeRO-3's buffer sizes (elements) in; bytes and
+ * tokens out; no errors (the caller sets the model and a GPU size > 0).
+ * docs/memory.md derives and calibrates it.
  *
- * GPU per step = model states (lf_memplan.h: DeepSpeed's estimator and
+ * GPU per step = model states (plan_memory.h: DeepSpeed's estimator and
  * the frozen reference) + ZeRO-3 live parameters and buckets + the
- * activations (lf_actmem.h) + a runtime reserve (CUDA context, NCCL,
- * cuBLAS workspaces: LF_GPU_RUNTIME_RESERVE, our assumption). It must
+ * activations (plan_activation.h) + a runtime reserve (CUDA context, NCCL,
+ * cuBLAS workspaces: PLAN_GPU_RUNTIME_RESERVE, our assumption). It must
  * fit into the usable part of the GPU, which the caching allocator's
  * fragmentation makes uncertain: a band of fractions, narrow with
  * PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch docs "CUDA
@@ -26,58 +29,58 @@
  * cutoff_len tokens and the longest prompt is the longest row minus the
  * answer length.
  */
-#ifndef DISTENV_LF_SEQFIT_H
-#define DISTENV_LF_SEQFIT_H
+#ifndef DISTENV_PLAN_SEQFIT_H
+#define DISTENV_PLAN_SEQFIT_H
 
 #include <stdint.h>
 
-#include "lf_actmem.h"
-#include "lf_memplan.h"
+#include "plan_activation.h"
+#include "plan_memory.h"
 
-#define LF_GPU_RUNTIME_RESERVE (1.0 * 1073741824.0)
+#define PLAN_GPU_RUNTIME_RESERVE (1.0 * 1073741824.0)
 /* usable fraction of the GPU after fragmentation: [lo, hi] */
-#define LF_FRAG_LO 0.80
-#define LF_FRAG_HI 0.95
-#define LF_FRAG_EXPANDABLE_LO 0.95
-#define LF_FRAG_EXPANDABLE_HI 0.99
+#define PLAN_FRAG_LO 0.80
+#define PLAN_FRAG_HI 0.95
+#define PLAN_FRAG_EXPANDABLE_LO 0.95
+#define PLAN_FRAG_EXPANDABLE_HI 0.99
 /* answer length assumed when none is given (the field notes' cap) */
-#define LF_DEFAULT_ANSWER_TOKENS 1024
+#define PLAN_DEFAULT_ANSWER_TOKENS 1024
 
-enum lf_gpu_term {
-	LF_TERM_MODEL_STATES = 0, /* DeepSpeed's estimator */
-	LF_TERM_REFERENCE,        /* frozen weights */
-	LF_TERM_ZERO3_LIVE,       /* gathered parameters and buckets */
-	LF_TERM_CKPT_INPUTS,
-	LF_TERM_LAYERS,
-	LF_TERM_RECOMPUTE,
-	LF_TERM_LOGITS,
-	LF_TERM_HEAD,
-	LF_TERM_ATTN_MASK,
-	LF_TERM_RUNTIME,
-	LF_TERM_COUNT
+enum plan_gpu_term {
+	PLAN_TERM_MODEL_STATES = 0, /* DeepSpeed's estimator */
+	PLAN_TERM_REFERENCE,        /* frozen weights */
+	PLAN_TERM_ZERO3_LIVE,       /* gathered parameters and buckets */
+	PLAN_TERM_CKPT_INPUTS,
+	PLAN_TERM_LAYERS,
+	PLAN_TERM_RECOMPUTE,
+	PLAN_TERM_LOGITS,
+	PLAN_TERM_HEAD,
+	PLAN_TERM_ATTN_MASK,
+	PLAN_TERM_RUNTIME,
+	PLAN_TERM_COUNT
 };
 
 /* Names of the terms, for the table and the JSON keys. */
-extern const char *const lf_gpu_term_names[LF_TERM_COUNT];
+extern const char *const plan_gpu_term_names[PLAN_TERM_COUNT];
 
-enum lf_switch { LF_SW_OFFLOAD = 0, LF_SW_LIGER, LF_SW_UNSLOTH,
-		 LF_SW_EXPANDABLE, LF_SW_COUNT };
-extern const char *const lf_switch_names[LF_SW_COUNT];
+enum plan_switch { PLAN_SW_OFFLOAD = 0, PLAN_SW_LIGER, PLAN_SW_UNSLOTH,
+		 PLAN_SW_EXPANDABLE, PLAN_SW_COUNT };
+extern const char *const plan_switch_names[PLAN_SW_COUNT];
 
-struct lf_fit_input {
-	struct lf_act_input act;
-	struct lf_mem_input mem;  /* gpu_mem must be > 0 */
+struct plan_fit_input {
+	struct plan_act_input act;
+	struct plan_mem_input mem;  /* gpu_mem must be > 0 */
 	double max_live;          /* stage3_max_live_parameters, 0: 1e9 */
 	double prefetch_bucket;   /* 0: auto (0.9 h^2) */
 	double reduce_bucket;     /* 0: auto (h^2) */
 	int expandable;           /* expandable_segments:True in effect */
-	uint32_t answer_tokens;   /* 0: LF_DEFAULT_ANSWER_TOKENS */
+	uint32_t answer_tokens;   /* 0: PLAN_DEFAULT_ANSWER_TOKENS */
 	uint32_t cutoff_len;      /* 0: not set; the breakdown is at the
 				   * longest row that fits */
 };
 
-struct lf_fit {
-	double gpu_terms[LF_TERM_COUNT]; /* bytes per GPU at breakdown_seq */
+struct plan_fit {
+	double gpu_terms[PLAN_TERM_COUNT]; /* bytes per GPU at breakdown_seq */
 	double gpu_total;
 	double breakdown_seq;     /* cutoff_len, or max_seq */
 	double usable_lo, usable_mid, usable_hi; /* bytes */
@@ -92,17 +95,17 @@ struct lf_fit {
 	double host_unsloth, host_unsloth_cached;
 	double host_at_save, host_at_save_cached;
 	/* max_prompt with each switch turned on (-1: already on) */
-	int64_t switch_prompt[LF_SW_COUNT];
+	int64_t switch_prompt[PLAN_SW_COUNT];
 	int best_switch;          /* -1: none helps */
 };
 
 /* Plan. in->act.model set, in->mem.gpu_mem > 0, nnodes and
  * gpus_per_node >= 1. */
-void lf_fit_plan(const struct lf_fit_input *in, struct lf_fit *out);
+void plan_fit_plan(const struct plan_fit_input *in, struct plan_fit *out);
 
 /* GPU bytes per GPU of one step with rows of seq tokens (the sum of the
- * terms lf_fit_plan reports). */
-double lf_fit_gpu_bytes(const struct lf_fit_input *in, double seq,
-			double terms[LF_TERM_COUNT]);
+ * terms plan_fit_plan reports). */
+double plan_fit_gpu_bytes(const struct plan_fit_input *in, double seq,
+			  double terms[PLAN_TERM_COUNT]);
 
 #endif

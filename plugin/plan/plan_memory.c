@@ -1,28 +1,28 @@
-/* lf_memplan.c: the memory plan (formulas and sources in lf_memplan.h). */
-#include "lf_memplan.h"
+/* plan_memory.c: the memory plan (formulas and sources in plan_memory.h). */
+#include "plan_memory.h"
 
-void lf_zero3_estimate(double p, double l, uint32_t g, uint32_t n,
-		       int offload_optimizer, int offload_param, double *gpu,
-		       double *cpu)
+void plan_zero3_estimate(double p, double l, uint32_t g, uint32_t n,
+			 int offload_optimizer, int offload_param, double *gpu,
+			 double *cpu)
 {
 	double gn = (double)g * (double)n;
 
 	if (offload_optimizer && offload_param) {
 		*gpu = 4 * l;
-		*cpu = 18 * p / n * LF_ZERO3_BUFFER_FACTOR;
+		*cpu = 18 * p / n * PLAN_ZERO3_BUFFER_FACTOR;
 	} else if (offload_optimizer) {
 		*gpu = 4 * l + 2 * p / gn;
-		*cpu = 16 * p / n * LF_ZERO3_BUFFER_FACTOR;
+		*cpu = 16 * p / n * PLAN_ZERO3_BUFFER_FACTOR;
 	} else {
 		/* Parameter offload without optimizer offload is not one of
 		 * DeepSpeed's rows; it is counted as no offload. zero_init=1
 		 * (Transformers builds ZeRO-3 models under zero.Init). */
 		*gpu = 4 * l + 18 * p / gn;
-		*cpu = 4 * l * g * LF_ZERO3_BUFFER_FACTOR;
+		*cpu = 4 * l * g * PLAN_ZERO3_BUFFER_FACTOR;
 	}
 }
 
-void lf_mem_plan(const struct lf_mem_input *in, struct lf_mem_plan *out)
+void plan_mem_plan(const struct plan_mem_input *in, struct plan_mem_plan *out)
 {
 	double g = in->gpus_per_node ? in->gpus_per_node : 1;
 	double n = in->nnodes ? in->nnodes : 1;
@@ -36,13 +36,14 @@ void lf_mem_plan(const struct lf_mem_input *in, struct lf_mem_plan *out)
 		frozen += in->params;
 	/* LoRA: the trainable adapters are tiny; their largest layer is at
 	 * most all of them. */
-	lf_zero3_estimate(in->trainable, l < in->trainable ? l : in->trainable,
-			  (uint32_t)g, (uint32_t)n, in->offload_optimizer,
-			  in->offload_param, &out->gpu_model_states,
-			  &out->host_model_states);
+	plan_zero3_estimate(in->trainable,
+			    l < in->trainable ? l : in->trainable, (uint32_t)g,
+			    (uint32_t)n, in->offload_optimizer,
+			    in->offload_param, &out->gpu_model_states,
+			    &out->host_model_states);
 	if (param_off) {
 		out->gpu_frozen = 0;
-		out->host_frozen = 2 * frozen / n * LF_ZERO3_BUFFER_FACTOR;
+		out->host_frozen = 2 * frozen / n * PLAN_ZERO3_BUFFER_FACTOR;
 	} else {
 		out->gpu_frozen = 2 * frozen / (g * n);
 		out->host_frozen = 0;
@@ -59,8 +60,8 @@ void lf_mem_plan(const struct lf_mem_input *in, struct lf_mem_plan *out)
 			  out->host_node0_save > in->host_mem;
 }
 
-void lf_mem_plan_print(FILE *out, const struct lf_mem_input *in,
-		       const struct lf_mem_plan *p)
+void plan_mem_plan_print(FILE *out, const struct plan_mem_input *in,
+			 const struct plan_mem_plan *p)
 {
 	fprintf(out, "memory plan (ZeRO-3, DeepSpeed's estimator; GiB = 2^30 "
 		     "bytes; activations not included)\n");
@@ -78,19 +79,19 @@ void lf_mem_plan_print(FILE *out, const struct lf_mem_input *in,
 		in->gather_on_save ? "yes" : "no");
 	fprintf(out, "  per GPU:        %8.1f GiB (model states %.1f + frozen "
 		     "%.1f)",
-		lf_gib(p->gpu_total), lf_gib(p->gpu_model_states),
-		lf_gib(p->gpu_frozen));
+		plan_gib(p->gpu_total), plan_gib(p->gpu_model_states),
+		plan_gib(p->gpu_frozen));
 	if (in->gpu_mem > 0)
-		fprintf(out, " of %.1f GiB%s", lf_gib(in->gpu_mem),
+		fprintf(out, " of %.1f GiB%s", plan_gib(in->gpu_mem),
 			p->gpu_short ? "  TOO SMALL" : "");
 	fprintf(out, "\n  host per node:  %8.1f GiB (model states %.1f + "
 		     "frozen %.1f)\n",
-		lf_gib(p->host_steady), lf_gib(p->host_model_states),
-		lf_gib(p->host_frozen));
+		plan_gib(p->host_steady), plan_gib(p->host_model_states),
+		plan_gib(p->host_frozen));
 	fprintf(out, "  node 0 at save: %8.1f GiB (+ %.1f GiB 16-bit gather)",
-		lf_gib(p->host_node0_save), lf_gib(p->host_gather));
+		plan_gib(p->host_node0_save), plan_gib(p->host_gather));
 	if (in->host_mem > 0)
-		fprintf(out, " of %.1f GiB%s", lf_gib(in->host_mem),
+		fprintf(out, " of %.1f GiB%s", plan_gib(in->host_mem),
 			p->host_short ? "  TOO SMALL" : "");
 	fprintf(out, "\n");
 }

@@ -1,17 +1,17 @@
-/* lf_actmem.c: activation memory of a training step (rules and sources in
- * lf_actmem.h; every term derived in docs/memory.md). */
-#include "lf_actmem.h"
+/* plan_activation.c: activation memory of a training step (rules and
+ * sources in plan_activation.h; every term derived in docs/memory.md). */
+#include "plan_activation.h"
 
-double lf_korthikanti_layer_bytes(double s, double b, double h, double a,
-				  int flash)
+double plan_korthikanti_layer_bytes(double s, double b, double h, double a,
+				    int flash)
 {
 	/* attention 11sbh + 5as^2b, MLP 19sbh, two LayerNorms 4sbh */
 	return s * b * h * (34 + (flash ? 0 : 5 * a * s / h));
 }
 
-double lf_act_layer_saved_bytes(const struct lf_act_input *in, double seq)
+double plan_act_layer_saved_bytes(const struct plan_act_input *in, double seq)
 {
-	const struct lf_model_config *m = in->model;
+	const struct plan_model_config *m = in->model;
 	double h = (double)m->hidden_size, i = (double)m->intermediate_size;
 	double a = (double)m->num_attention_heads;
 	double hq = a * (double)m->head_dim;
@@ -22,11 +22,11 @@ double lf_act_layer_saved_bytes(const struct lf_act_input *in, double seq)
 	 * the attention output and o_proj's contiguous input (2 bytes
 	 * each), and FlashAttention's/SDPA's fp32 log-sum-exp (4a). */
 	switch (in->attn) {
-	case LF_ATTN_FA2:
+	case PLAN_ATTN_FA2:
 		/* grouped-query heads passed as they are */
 		attn = 2 * h + 2 * hq + 4 * hkv + 4 * hq + 4 * a;
 		break;
-	case LF_ATTN_EAGER:
+	case PLAN_ATTN_EAGER:
 		/* repeat_kv copies k and v to every head; per row the
 		 * softmax keeps its fp32 output and matmul its 16-bit copy
 		 * (6as per token) */
@@ -50,13 +50,13 @@ double lf_act_layer_saved_bytes(const struct lf_act_input *in, double seq)
 	return attn + mlp + norms;
 }
 
-double lf_act_layer_transient_bytes(const struct lf_act_input *in,
-				    double seq, int backward)
+double plan_act_layer_transient_bytes(const struct plan_act_input *in,
+				      double seq, int backward)
 {
-	const struct lf_model_config *m = in->model;
+	const struct plan_model_config *m = in->model;
 	double h = (double)m->hidden_size, i = (double)m->intermediate_size;
 	double a = (double)m->num_attention_heads;
-	double scores = in->attn == LF_ATTN_EAGER ? a * seq : 0;
+	double scores = in->attn == PLAN_ATTN_EAGER ? a * seq : 0;
 
 	/* Backward: the hidden state's gradient into and out of the layer
 	 * and the gradients of gate and up (4h + 4i; measured 13.5 kB per
@@ -71,7 +71,7 @@ double lf_act_layer_transient_bytes(const struct lf_act_input *in,
 	return 8 * h + 6 * i + 10 * scores;
 }
 
-double lf_act_logit_bytes(const struct lf_act_input *in)
+double plan_act_logit_bytes(const struct plan_act_input *in)
 {
 	/* Policy forward: fp32 logits (4; the 16-bit output is freed after
 	 * the cast), log_softmax's contiguous copy of logits[:, :-1] (4)
@@ -84,7 +84,7 @@ double lf_act_logit_bytes(const struct lf_act_input *in)
 	return in->reference ? 20 : 12;
 }
 
-double lf_pow2_ceil(double x)
+double plan_pow2_ceil(double x)
 {
 	double p = 1;
 
@@ -93,18 +93,18 @@ double lf_pow2_ceil(double x)
 	return p;
 }
 
-void lf_act_terms(const struct lf_act_input *in, double seq,
-		  struct lf_act_terms *out)
+void plan_act_terms(const struct plan_act_input *in, double seq,
+		    struct plan_act_terms *out)
 {
-	const struct lf_model_config *m = in->model;
+	const struct plan_model_config *m = in->model;
 	double h = (double)m->hidden_size, v = (double)m->vocab_size;
 	double layers = (double)m->num_hidden_layers;
 	double rows = (double)in->batch * (in->pairwise ? 2 : 1);
-	double t = rows * seq, saved = lf_act_layer_saved_bytes(in, seq);
+	double t = rows * seq, saved = plan_act_layer_saved_bytes(in, seq);
 	double block = 2 * h * t; /* one layer's input, 16-bit */
-	double logits = lf_act_logit_bytes(in) * t * v;
+	double logits = plan_act_logit_bytes(in) * t * v;
 	/* what the policy holds through the reference's forward: its fp32
-	 * logits and the saved log_softmax output (lf_act_logit_bytes) */
+	 * logits and the saved log_softmax output (plan_act_logit_bytes) */
 	double held = 8 * t * v;
 	double head, logit_phase, ref_phase = 0, bwd_phase;
 
@@ -116,8 +116,9 @@ void lf_act_terms(const struct lf_act_input *in, double seq,
 	/* transformers masking_utils: sdpa gets a boolean (rows, 1, s, s)
 	 * mask when rows are padded, eager an additive 16-bit one;
 	 * FlashAttention takes none. Shared by all layers. */
-	out->attn_mask = in->attn == LF_ATTN_FA2 ? 0 :
-			 (in->attn == LF_ATTN_EAGER ? 2 : 1) * rows * seq * seq;
+	out->attn_mask = in->attn == PLAN_ATTN_FA2 ? 0 :
+			 (in->attn == PLAN_ATTN_EAGER ? 2 : 1) * rows * seq *
+				 seq;
 	/* The three candidates for the peak, on top of the layers' stored
 	 * activations or checkpointed inputs:
 	 * - the logits of a forward;
@@ -131,22 +132,22 @@ void lf_act_terms(const struct lf_act_input *in, double seq,
 	logit_phase = logits + head;
 	if (in->reference)
 		ref_phase = held + head +
-			    lf_act_layer_transient_bytes(in, seq, 0) * t;
-	bwd_phase = (lf_act_layer_transient_bytes(in, seq, 1) + 2 * h) * t;
+			    plan_act_layer_transient_bytes(in, seq, 0) * t;
+	bwd_phase = (plan_act_layer_transient_bytes(in, seq, 1) + 2 * h) * t;
 	if (in->grad_ckpt)
 		bwd_phase += saved * t + (in->unsloth_gc ? block : 0);
 	out->logits = out->head = out->recompute = 0;
 	if (logit_phase >= ref_phase && logit_phase >= bwd_phase) {
-		out->phase = LF_PHASE_LOGITS;
+		out->phase = PLAN_PHASE_LOGITS;
 		out->logits = logits;
 		out->head = head;
 	} else if (ref_phase >= bwd_phase) {
-		out->phase = LF_PHASE_REF_LAYER;
+		out->phase = PLAN_PHASE_REF_LAYER;
 		out->logits = held;
 		out->head = head;
 		out->recompute = ref_phase - held - head;
 	} else {
-		out->phase = LF_PHASE_BACKWARD;
+		out->phase = PLAN_PHASE_BACKWARD;
 		out->recompute = bwd_phase;
 	}
 	out->peak = out->ckpt_inputs + out->layers + out->attn_mask +
@@ -155,6 +156,6 @@ void lf_act_terms(const struct lf_act_input *in, double seq,
 	 * keeps a freed block for its power-of-two class only, so at worst
 	 * every smaller class also stays cached (a geometric sum < 2x). */
 	out->host_unsloth = in->grad_ckpt && in->unsloth_gc ?
-				    layers * lf_pow2_ceil(block) : 0;
+				    layers * plan_pow2_ceil(block) : 0;
 	out->host_unsloth_cached = 2 * out->host_unsloth;
 }
