@@ -71,3 +71,20 @@ int distenv_error_format(const struct distenv_error *err, char *buf,
 			where ? ": " : "", err->what, first[0] ? ". " : "",
 			first, fix ? fix : "");
 }
+
+const char *distenv_printable(const char *value, char *buf, size_t len)
+{
+	size_t i;
+
+	if (!value)
+		value = "";
+	for (i = 0; value[i] && i + 1 < len; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		buf[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	buf[i] = '\0';
+	if (value[i] && len >= 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
+}

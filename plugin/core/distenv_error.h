@@ -49,4 +49,11 @@ void distenv_error_prefix_where(struct distenv_error *err, const char *prefix);
 int distenv_error_format(const struct distenv_error *err, char *buf,
 			 size_t len);
 
+/*
+ * value as it can be shown in a message: printable ASCII bytes kept,
+ * every other byte as '?', cut to fit buf (len bytes, len >= 4) with
+ * "..." at the end when it was longer. Returns buf.
+ */
+const char *distenv_printable(const char *value, char *buf, size_t len);
+
 #endif

@@ -6,8 +6,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "distenv_options.h"
-
 static int name_char_ok(char c)
 {
 	return isalnum((unsigned char)c) || strchr("_.:@-", c) != NULL;

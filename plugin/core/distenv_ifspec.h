@@ -15,6 +15,9 @@
 #include "distenv_net.h"
 
 #define DISTENV_IFSPEC_MAX_NAMES 32
+/* Longest list text, NUL included: what a request, a site rule and the
+ * parser all keep (--distenv-ifname, interfaces:, hca:). */
+#define DISTENV_IFSPEC_TEXT_MAX 256
 
 struct distenv_ifspec {
 	int exclude; /* leading '^' */

@@ -303,23 +303,6 @@ int distenv_option_text_check(const char *value, const char *where,
 	return 0;
 }
 
-const char *distenv_printable(const char *value, char *buf, size_t len)
-{
-	size_t i;
-
-	if (!value)
-		value = "";
-	for (i = 0; value[i] && i + 1 < len; i++) {
-		unsigned char c = (unsigned char)value[i];
-
-		buf[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-	}
-	buf[i] = '\0';
-	if (value[i] && len >= 4)
-		memcpy(buf + len - 4, "...", 4);
-	return buf;
-}
-
 /* The rule's place, for messages: "partition P" or "the site". */
 static const char *rule_scope(const struct distenv_site *site, char *buf,
 			      size_t len)

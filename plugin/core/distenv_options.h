@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "distenv_error.h"
+#include "distenv_ifspec.h"
 #include "distenv_option_table.h"
 #include "distenv_vars.h"
 
@@ -23,7 +24,6 @@ enum distenv_mode {
 	DISTENV_MODE_ELASTIC,  /* torchrun with c10d rendezvous (RDZV_ID) */
 };
 
-#define DISTENV_IFSPEC_TEXT_MAX 256
 #define DISTENV_LF_PATH_MAX 1024 /* --distenv-lf-config, NUL included */
 
 /* --distenv-check: findings warn (the default), fail the step
@@ -223,12 +223,5 @@ enum distenv_mode distenv_effective_mode(const struct distenv_site *site,
  */
 int distenv_option_text_check(const char *value, const char *where,
 			      struct distenv_error *err);
-
-/*
- * value as it can be shown in a message: printable ASCII bytes kept,
- * every other byte as '?', cut to fit buf (len bytes, len >= 4) with
- * "..." at the end when it was longer. Returns buf.
- */
-const char *distenv_printable(const char *value, char *buf, size_t len);
 
 #endif
