@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "distenv_hca.h"
 #include "distenv_topo.h"
 #include "distenv_topo_hwloc.h"
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "distenv_hca.h"
 #include "distenv_topo.h"
 #include "distenv_topo_hwloc.h"
 

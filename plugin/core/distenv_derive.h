@@ -102,7 +102,7 @@ int distenv_check_step_layout(enum distenv_mode mode, uint32_t ntasks,
  * takes from the list: distenv_ifspec_nccl_takes) or for Gloo (each one)
  * that does not reach the master (distenv_master_reaches); with
  * step->topo, a site hca: list or an exported NCCL_IB_HCA that selects no
- * active HCA port of the node (distenv_topo_hca_selects); port range
+ * active HCA port of the node (distenv_hca.h); port range
  * exhausted; a malformed SLURM_STEP_RESV_PORTS. Possible problems are
  * notes in the reasons instead: LOCAL_RANK beyond the GPUs a task sees
  * (tasks mode), a task that sees fewer GPUs than NPROC_PER_NODE (torchrun

@@ -9,7 +9,6 @@
 #include <strings.h>
 
 #include "distenv_env.h"
-#include "distenv_ifspec.h"
 
 int distenv_topo_busid_normalise(const char *in, char *out, size_t len)
 {
@@ -125,10 +124,7 @@ static int all_digits(const char *s, size_t n)
 	return 1;
 }
 
-static void note_add(char *note, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void note_add(char *note, size_t len, const char *fmt, ...)
+void distenv_topo_note_add(char *note, size_t len, const char *fmt, ...)
 {
 	size_t used = strlen(note);
 	va_list ap;
@@ -200,13 +196,17 @@ int distenv_topo_parse_gpus(const struct distenv_topo *topo, const char *list,
 							 "range", entry);
 			gi = gpu_by_index(topo, idx);
 			if (gi < 0)
-				note_add(note, len, "GPU %s is not in the "
-					 "topology", entry);
+				distenv_topo_note_add(note, len,
+						      "GPU %s is not in the "
+						      "topology",
+						      entry);
 		} else if (strncmp(entry, "GPU-", 4) == 0) {
 			gi = gpu_by_uuid(topo, entry, n);
 			if (gi < 0)
-				note_add(note, len, "%s is not in the "
-					 "topology", entry);
+				distenv_topo_note_add(note, len,
+						      "%s is not in the "
+						      "topology",
+						      entry);
 		} else if (strncmp(entry, "MIG-GPU-", 8) == 0) {
 			/* MIG-GPU-<gpu uuid>/<gi>/<ci>: the parent GPU. */
 			const char *slash = strchr(entry, '/');
@@ -215,10 +215,13 @@ int distenv_topo_parse_gpus(const struct distenv_topo *topo, const char *list,
 					 slash ? (size_t)(slash - entry - 4)
 					       : n - 4);
 			if (gi < 0)
-				note_add(note, len, "%s is not in the "
-					 "topology", entry);
+				distenv_topo_note_add(note, len,
+						      "%s is not in the "
+						      "topology",
+						      entry);
 		} else if (strncmp(entry, "MIG-", 4) == 0) {
-			note_add(note, len, "%s names no parent GPU", entry);
+			distenv_topo_note_add(note, len,
+					      "%s names no parent GPU", entry);
 		} else {
 			return distenv_error_set(
 				err, where,
@@ -273,9 +276,10 @@ int distenv_topo_node_gpus(const struct distenv_topo *topo,
 		return 0;
 	}
 	if (gpus->node_count)
-		note_add(note, len, "the step holds %u GPUs here (%s) but no "
-			 "variable says which", gpus->node_count,
-			 gpus->node_count_from);
+		distenv_topo_note_add(note, len,
+				      "the step holds %u GPUs here (%s) but no "
+				      "variable says which",
+				      gpus->node_count, gpus->node_count_from);
 	return 0;
 }
 
@@ -404,8 +408,9 @@ static void rank_hcas(const struct distenv_topo *topo, const size_t *sel,
 		const struct distenv_topo_nic *nic = &topo->nics[i];
 
 		if (nic->kind == DISTENV_TOPO_HCA && !hca_usable(nic))
-			note_add(plan->skipped, sizeof(plan->skipped),
-				 "%s: no active port", nic->name);
+			distenv_topo_note_add(plan->skipped,
+					      sizeof(plan->skipped),
+					      "%s: no active port", nic->name);
 	}
 	for (s = 0; s < n_sel; s++) {
 		const struct distenv_topo_place *g = &topo->gpus[sel[s]].place;
@@ -515,7 +520,7 @@ void distenv_topo_rank(const struct distenv_topo *topo, const size_t *sel,
 }
 
 /* Append s to buf; a part that does not fit is left out whole. */
-static void append(char *buf, size_t len, size_t *used, const char *s)
+void distenv_topo_append(char *buf, size_t len, size_t *used, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -527,159 +532,6 @@ static void append(char *buf, size_t len, size_t *used, const char *s)
 	*used += n;
 }
 
-const char *distenv_topo_hca_value(const struct distenv_topo *topo,
-				   const struct distenv_topo_plan *plan,
-				   char *buf, size_t len)
-{
-	char one[DISTENV_TOPO_NAME_MAX + 16];
-	size_t used = 0, i;
-	unsigned p;
-
-	if (len)
-		buf[0] = '\0';
-	for (i = 0; i < plan->n_hcas; i++) {
-		const struct distenv_topo_nic *nic = &topo->nics[plan->hcas[i].nic];
-
-		if (nic->n_ports == 0) {
-			snprintf(one, sizeof(one), "%s%s", used ? "," : "=",
-				 nic->name);
-			append(buf, len, &used, one);
-			continue;
-		}
-		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX; p++) {
-			if (nic->port_state[p] != DISTENV_TOPO_PORT_ACTIVE)
-				continue;
-			snprintf(one, sizeof(one), "%s%s:%u", used ? "," : "=",
-				 nic->name, p + 1);
-			append(buf, len, &used, one);
-		}
-	}
-	return buf;
-}
-
-/* One entry of an NCCL_IB_HCA list: the name part and the port after
- * ':' (-1: every port). */
-struct hca_entry {
-	char name[DISTENV_IFNAME_MAX];
-	int port;
-};
-
-static int hca_entries(const char *text, const char *where,
-		       struct distenv_ifspec *spec, struct hca_entry *out,
-		       struct distenv_error *err)
-{
-	size_t i;
-
-	if (distenv_ifspec_parse(text, where, spec, err))
-		return -1;
-	for (i = 0; i < spec->count; i++) {
-		const char *colon = strchr(spec->names[i], ':');
-		uint32_t port;
-
-		snprintf(out[i].name, sizeof(out[i].name), "%.*s",
-			 colon ? (int)(colon - spec->names[i])
-			       : (int)strlen(spec->names[i]),
-			 spec->names[i]);
-		out[i].port = -1;
-		if (!colon)
-			continue;
-		if (distenv_parse_u32(colon + 1, 255, &port) || port == 0)
-			return distenv_error_set(
-				err, where,
-				"write HCA names with an optional port, e.g. "
-				"=mlx5_0:1,mlx5_1:1",
-				"'%s': the port after ':' is not a number from 1",
-				spec->names[i]);
-		out[i].port = (int)port;
-	}
-	return 0;
-}
-
-/* Whether the list selects port (-1: the HCA has no port state) of nic. */
-static int hca_port_selected(const struct distenv_ifspec *spec,
-			     const struct hca_entry *e, const char *nic,
-			     int port)
-{
-	size_t i;
-	int hit = 0;
-
-	for (i = 0; i < spec->count && !hit; i++) {
-		int name = spec->exact ? strcmp(nic, e[i].name) == 0
-				       : strncmp(nic, e[i].name,
-						 strlen(e[i].name)) == 0;
-
-		hit = name && (e[i].port < 0 || port < 0 || e[i].port == port);
-	}
-	return spec->exclude ? !hit : hit;
-}
-
-int distenv_topo_hca_selects(const struct distenv_topo *topo, const char *text,
-			     const char *where, struct distenv_error *err)
-{
-	struct distenv_ifspec spec;
-	struct hca_entry e[DISTENV_IFSPEC_MAX_NAMES];
-	size_t i;
-	unsigned p;
-
-	if (hca_entries(text, where, &spec, e, err))
-		return -1;
-	for (i = 0; i < topo->n_nics; i++) {
-		const struct distenv_topo_nic *nic = &topo->nics[i];
-
-		if (nic->kind != DISTENV_TOPO_HCA)
-			continue;
-		if (nic->n_ports == 0 &&
-		    hca_port_selected(&spec, e, nic->name, -1))
-			return 1;
-		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX; p++)
-			if (nic->port_state[p] == DISTENV_TOPO_PORT_ACTIVE &&
-			    hca_port_selected(&spec, e, nic->name, (int)p + 1))
-				return 1;
-	}
-	return 0;
-}
-
-const char *distenv_topo_hca_ports(const struct distenv_topo *topo, char *buf,
-				   size_t len)
-{
-	char one[DISTENV_TOPO_NAME_MAX + 16], idle[256] = "";
-	size_t used = 0, i;
-	unsigned p;
-
-	if (len)
-		buf[0] = '\0';
-	for (i = 0; i < topo->n_nics; i++) {
-		const struct distenv_topo_nic *nic = &topo->nics[i];
-		int active = nic->n_ports == 0;
-
-		if (nic->kind != DISTENV_TOPO_HCA)
-			continue;
-		if (nic->n_ports == 0) {
-			snprintf(one, sizeof(one), "%s%s", used ? ", " : "",
-				 nic->name);
-			append(buf, len, &used, one);
-		}
-		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX; p++) {
-			if (nic->port_state[p] != DISTENV_TOPO_PORT_ACTIVE)
-				continue;
-			active = 1;
-			snprintf(one, sizeof(one), "%s%s:%u", used ? ", " : "",
-				 nic->name, p + 1);
-			append(buf, len, &used, one);
-		}
-		if (!active)
-			note_add(idle, sizeof(idle), "%s", nic->name);
-	}
-	if (idle[0]) {
-		append(buf, len, &used, used ? "; no active port: " :
-					       "no active port: ");
-		append(buf, len, &used, idle);
-	}
-	if (!used)
-		snprintf(buf, len, "none");
-	return buf;
-}
-
 const char *distenv_topo_reasons(const struct distenv_topo_pick *picks,
 				 size_t n, char *buf, size_t len)
 {
@@ -689,8 +541,8 @@ const char *distenv_topo_reasons(const struct distenv_topo_pick *picks,
 		buf[0] = '\0';
 	for (i = 0; i < n; i++) {
 		if (i)
-			append(buf, len, &used, "; ");
-		append(buf, len, &used, picks[i].reason);
+			distenv_topo_append(buf, len, &used, "; ");
+		distenv_topo_append(buf, len, &used, picks[i].reason);
 	}
 	return buf;
 }

@@ -1,9 +1,10 @@
 /*
  * distenv_topo.h: one node's topology as distenv needs it, and the
- * choice of InfiniBand HCAs and network interfaces close to a task's
- * GPUs. Pure: plain structs in (filled from hwloc by
- * distenv_topo_hwloc.h, or by hand in tests), ordered choices with
- * reasons out; no system call, no output.
+ * ranking of InfiniBand HCAs and network interfaces by closeness to a
+ * task's GPUs (NCCL_IB_HCA's value and checks: distenv_hca.h). Pure:
+ * plain structs in (filled from hwloc by distenv_topo_hwloc.h, or by
+ * hand in tests), ordered choices with reasons out; no system call, no
+ * output.
  *
  * Locality, best first (the same ladder as NCCL's path types
  * PIX/PXB, PHB, SYS in the NCCL_P2P_LEVEL / NCCL_NET_GDR_LEVEL docs):
@@ -193,38 +194,15 @@ struct distenv_topo_plan {
 void distenv_topo_rank(const struct distenv_topo *topo, const size_t *sel,
 		       size_t n_sel, struct distenv_topo_plan *plan);
 
-/*
- * NCCL_IB_HCA for plan's HCAs: "=" then the exact names, each with its
- * active ports ("=mlx5_0:1,mlx5_1:1"), or the bare name where the
- * topology gives no port state (NCCL env docs, NCCL_IB_HCA: "=" for
- * exact names, "name:port" for a port). "" when plan has no HCA.
- * Returns buf.
- */
-const char *distenv_topo_hca_value(const struct distenv_topo *topo,
-				   const struct distenv_topo_plan *plan,
-				   char *buf, size_t len);
+/* Append s to buf (len bytes, *used of them taken); a part that does
+ * not fit is left out whole, so a list is never cut mid-name. For the
+ * lists of this file and of distenv_hca.h. */
+void distenv_topo_append(char *buf, size_t len, size_t *used, const char *s);
 
-/*
- * Whether an NCCL_IB_HCA value (text) selects at least one active port
- * of topo's HCAs, read as NCCL's IB transport reads it (NCCL env docs,
- * NCCL_IB_HCA; nccl src/transport/net_ib.cc ncclIbInit, with
- * src/misc/utils.cc parseStringList and matchIfList): a comma list, a
- * leading '^' excludes, a '=' after it makes the names exact, else each
- * is a prefix ("mlx5_1" also selects mlx5_10); "name:port" is one port,
- * a bare name every port. NCCL skips ports that are not ACTIVE, so they
- * select nothing; an HCA the topology gives no port state for counts as
- * one usable port. Returns 1 (something selected), 0 (nothing: NCCL
- * would find no IB device and fall back to TCP sockets), or -1 with err
- * when text is malformed (where names the variable or setting).
- */
-int distenv_topo_hca_selects(const struct distenv_topo *topo, const char *text,
-			     const char *where, struct distenv_error *err);
-
-/* topo's HCA ports for messages: "mlx5_0:1, mlx5_1:1" (active ones, and
- * bare names without port state), then "; no active port: mlx5_4" when
- * some have none; "none" without HCAs. Returns buf. */
-const char *distenv_topo_hca_ports(const struct distenv_topo *topo, char *buf,
-				   size_t len);
+/* Add a printf-formatted part to note (len bytes), after ", " when note
+ * is not empty; cut at len. */
+void distenv_topo_note_add(char *note, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* The plan's reasons joined with "; " (HCAs or netdevs). Returns buf. */
 const char *distenv_topo_reasons(const struct distenv_topo_pick *picks,

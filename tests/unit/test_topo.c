@@ -17,6 +17,7 @@
 #include <hwloc.h>
 
 #include "distenv_derive.h"
+#include "distenv_hca.h"
 #include "distenv_topo.h"
 #include "distenv_topo_hwloc.h"
 #include "net_fixture.h"
