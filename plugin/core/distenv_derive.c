@@ -76,8 +76,8 @@ const struct distenv_gpus *derive_task_gpus(struct derivation *d)
 	return &d->gpus;
 }
 
-#define TORCHRUN_LAYOUT_FIX                                              \
-	"use --ntasks-per-node=1 (torchrun starts one process per GPU "   \
+#define TORCHRUN_LAYOUT_FIX \
+	"use --ntasks-per-node=1 (torchrun starts one process per GPU " \
 	"itself), or --distenv=tasks to start one task per rank"
 
 int distenv_check_step_layout(enum distenv_mode mode, uint32_t ntasks,
@@ -87,11 +87,13 @@ int distenv_check_step_layout(enum distenv_mode mode, uint32_t ntasks,
 	if ((mode != DISTENV_MODE_TORCHRUN && mode != DISTENV_MODE_ELASTIC) ||
 	    !nnodes || ntasks <= nnodes)
 		return 0;
-	return distenv_error_set(err, "-n/--ntasks-per-node", TORCHRUN_LAYOUT_FIX,
+	return distenv_error_set(err, "-n/--ntasks-per-node",
+				 TORCHRUN_LAYOUT_FIX,
 				 "step %u.%u has %u tasks on %u node%s in %s "
 				 "mode: some node would run several torchruns",
 				 job_id, step_id, ntasks, nnodes,
-				 nnodes == 1 ? "" : "s", distenv_mode_name(mode));
+				 nnodes == 1 ? "" : "s",
+				 distenv_mode_name(mode));
 }
 
 static int check_torchrun_layout(struct derivation *d)
@@ -220,10 +222,10 @@ static int emit_marker(struct derivation *d)
 
 	if (distenv_env_marker(d->vars, marker, sizeof(marker), d->err))
 		return -1;
-	return distenv_vars_add(d->vars, DISTENV_MARKER_VAR, marker,
-				DISTENV_ACTION_SET, d->err,
-				"the variables distenv set, so that a later step "
-				"re-derives them and keeps the user's");
+	return distenv_vars_add(
+		d->vars, DISTENV_MARKER_VAR, marker, DISTENV_ACTION_SET, d->err,
+		"the variables distenv set, so that a later step "
+		"re-derives them and keeps the user's");
 }
 
 int distenv_derive(const struct distenv_site *site,

@@ -39,8 +39,7 @@ static int local_addr(const struct derivation *d, char *buf, size_t len)
 	return 0;
 }
 
-static int check_elastic_nodes(struct derivation *d, uint32_t lo,
-			       uint32_t hi)
+static int check_elastic_nodes(struct derivation *d, uint32_t lo, uint32_t hi)
 {
 	const struct distenv_step *s = d->step;
 	char where[DISTENV_HOST_MAX + 32];
@@ -66,8 +65,9 @@ static int emit_rdzv_endpoint(struct derivation *d)
 	const char *port = distenv_vars_value(d->vars, "MASTER_PORT");
 	char endpoint[DISTENV_IP_TEXT_MAX + 16];
 
-	snprintf(endpoint, sizeof(endpoint), strchr(addr ? addr : "", ':') ?
-		 "[%s]:%s" : "%s:%s", addr ? addr : "", port ? port : "");
+	snprintf(endpoint, sizeof(endpoint),
+		 strchr(addr ? addr : "", ':') ? "[%s]:%s" : "%s:%s",
+		 addr ? addr : "", port ? port : "");
 	return derive_emit(
 		d, "PET_RDZV_ENDPOINT", endpoint,
 		"MASTER_ADDR:MASTER_PORT, where node index 0 hosts the "
@@ -144,14 +144,14 @@ int derive_emit_elastic(struct derivation *d)
 		    s->job_id, s->step_id, restarts))
 		return -1;
 	if (derive_emit_u32(d, "MIN_NNODES", lo,
-			    r->min_nodes ? "--distenv-nodes"
-					 : "the step's node count") ||
+			    r->min_nodes ? "--distenv-nodes" :
+					   "the step's node count") ||
 	    derive_emit_u32(d, "MAX_NNODES", hi,
-			    r->max_nodes ? "--distenv-nodes"
-					 : "the step's node count") ||
+			    r->max_nodes ? "--distenv-nodes" :
+					   "the step's node count") ||
 	    derive_emit_u32(d, "MAX_RESTARTS", r->max_restarts,
-			    r->max_restarts_given ? "--distenv-max-restarts"
-						  : "no worker restarts unless "
+			    r->max_restarts_given ? "--distenv-max-restarts" :
+						    "no worker restarts unless "
 						    "--distenv-max-restarts"))
 		return -1;
 	snprintf(nodes, sizeof(nodes), "%s:%s",
@@ -173,10 +173,10 @@ int derive_emit_elastic(struct derivation *d)
 	    derive_emit(
 		    d, "PET_RDZV_CONF",
 		    s->node_id == 0 ? "is_host=1" : "is_host=0", "%s",
-		    s->node_id == 0
-			    ? "this node hosts the store: torchrun's guess from the host "
-			      "name fails when it resolves to loopback"
-			    : "the store is on node index 0"))
+		    s->node_id == 0 ?
+			    "this node hosts the store: torchrun's guess from the host "
+			    "name fails when it resolves to loopback" :
+			    "the store is on node index 0"))
 		return -1;
 	if (local_addr(d, laddr, sizeof(laddr)) == 0 &&
 	    derive_emit(

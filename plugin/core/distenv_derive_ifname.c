@@ -18,8 +18,7 @@ static int fail_no_iface(struct derivation *d, const char *what,
 {
 	char where[DISTENV_HOST_MAX + 64], names[512];
 
-	snprintf(where, sizeof(where), "node %s: %s", d->step->node_name,
-		 what);
+	snprintf(where, sizeof(where), "node %s: %s", d->step->node_name, what);
 	distenv_iface_names(d->net->ifaces, d->net->n_ifaces, names,
 			    sizeof(names));
 	return distenv_error_set(
@@ -64,26 +63,30 @@ static int check_no_address(struct derivation *d, const char *name,
 			p += len + (p[len] == ',');
 			continue;
 		}
-		snprintf(addr, sizeof(addr), "%.*s",
-			 (int)strcspn(p, ",%/"), p);
+		snprintf(addr, sizeof(addr), "%.*s", (int) strcspn(p, ",%/"),
+			 p);
 		snprintf(fix, sizeof(fix),
 			 "name the interface that holds the address "
 			 "(`ip -br addr` lists them), or unset %s and let "
-			 "distenv derive it", name);
+			 "distenv derive it",
+			 name);
 		for (i = 0; d->net && distenv_ip_parse(addr, &ip) == 0 &&
-			    i < d->net->n_ifaces; i++)
+			    i < d->net->n_ifaces;
+		     i++)
 			if (distenv_ip_equal(&ip, &d->net->ifaces[i].ip))
-				snprintf(fix, sizeof(fix),
-					 "export %s=%s%s (the interface holding "
-					 "%s here), or unset it and let distenv "
-					 "derive it", name, exact,
-					 d->net->ifaces[i].name, addr);
+				snprintf(
+					fix, sizeof(fix),
+					"export %s=%s%s (the interface holding "
+					"%s here), or unset it and let distenv "
+					"derive it",
+					name, exact, d->net->ifaces[i].name,
+					addr);
 		return distenv_error_set(
 			d->err, exported_where(d, name, where, sizeof(where)),
 			fix,
 			"you exported %s=%s: '%.*s' is an IP address, not an "
-			"interface name (%s)", name, value, (int)len, p,
-			consequence);
+			"interface name (%s)",
+			name, value, (int) len, p, consequence);
 	}
 	return 0;
 }
@@ -122,8 +125,8 @@ int derive_check_user_ifname_syntax(struct derivation *d)
 			"interface names, and '%c' is NCCL's list syntax (Gloo "
 			"looks for an interface named '%.*s' and fails at init "
 			"with \"Unable to find address for: %.*s\")",
-			gloo, gloo[0], (int)strcspn(gloo, ","), gloo,
-			(int)strcspn(gloo, ","), gloo);
+			gloo, gloo[0], (int) strcspn(gloo, ","), gloo,
+			(int) strcspn(gloo, ","), gloo);
 	return check_no_address(d, "GLOO_SOCKET_IFNAME", gloo, "",
 				"Gloo fails at init with \"Unable to find "
 				"address for: ...\"");
@@ -143,8 +146,8 @@ int derive_check_user_ifnames(struct derivation *d)
 		if (distenv_ifspec_parse(nccl, "NCCL_SOCKET_IFNAME (exported)",
 					 &spec, d->err))
 			return -1;
-		if (!distenv_ifspec_any(&spec, d->net->ifaces,
-					d->net->n_ifaces, d->multi_node, NULL))
+		if (!distenv_ifspec_any(&spec, d->net->ifaces, d->net->n_ifaces,
+					d->multi_node, NULL))
 			return fail_no_iface(d, "NCCL_SOCKET_IFNAME (exported)",
 					     nccl);
 	}
@@ -185,8 +188,8 @@ int derive_check_user_ifnames(struct derivation *d)
  * Fails naming what was given (var=value; exported or the option), the
  * interface taken from it, and those that do reach.
  */
-static int fail_unreaching(struct derivation *d, const char *var,
-			   int exported, const char *value, const char *name,
+static int fail_unreaching(struct derivation *d, const char *var, int exported,
+			   const char *value, const char *name,
 			   const struct distenv_iface *nccl, const char *fix)
 {
 	char where[DISTENV_HOST_MAX + 64], reaching[256], via[160] = "";
@@ -198,12 +201,15 @@ static int fail_unreaching(struct derivation *d, const char *var,
 	distenv_master_reaching(d->net, &d->master, by_addr ? name : NULL,
 				reaching, sizeof(reaching));
 	if (by_addr)
-		snprintf(via, sizeof(via), "NCCL takes %s's address %s from it "
+		snprintf(via, sizeof(via),
+			 "NCCL takes %s's address %s from it "
 			 "(the first address it selects), and that",
 			 name, distenv_ip_format(&nccl->ip, ip, sizeof(ip)));
 	else if (nccl && strcmp(value + (value[0] == '='), name) != 0)
-		snprintf(via, sizeof(via), "NCCL takes %s from it (the first "
-			 "interface it selects), and %s", name, name);
+		snprintf(via, sizeof(via),
+			 "NCCL takes %s from it (the first "
+			 "interface it selects), and %s",
+			 name, name);
 	else
 		snprintf(via, sizeof(via), "%s", name);
 	snprintf(where, sizeof(where), "node %s: %s%s", d->step->node_name, var,
@@ -240,7 +246,7 @@ int derive_check_user_ifnames_reach(struct derivation *d)
 				       f->name, f, fix);
 	for (p = gloo; p && *p; p += len + (p[len] == ',')) {
 		len = strcspn(p, ",");
-		snprintf(taken, sizeof(taken), "%.*s", (int)len, p);
+		snprintf(taken, sizeof(taken), "%.*s", (int) len, p);
 		if (!distenv_master_reaches(d->net, &d->master, taken))
 			return fail_unreaching(d, "GLOO_SOCKET_IFNAME", 1, gloo,
 					       taken, NULL, fix);
@@ -256,8 +262,8 @@ int derive_check_user_ifnames_reach(struct derivation *d)
  * virtual. Rewrites nccl when another is closer. Returns NCCL's reason.
  */
 static const char *prefer_close_ifname(struct derivation *d, char *nccl,
-				       size_t len, const char *why,
-				       char *out, size_t out_len)
+				       size_t len, const char *why, char *out,
+				       size_t out_len)
 {
 	const char *names[DISTENV_TOPO_NICS_MAX];
 	const struct distenv_topo_pick *pick;
@@ -278,7 +284,8 @@ static const char *prefer_close_ifname(struct derivation *d, char *nccl,
 		    !distenv_iface_usable(d->net->ifaces, d->net->n_ifaces,
 					  f->name, d->master.ip.family) ||
 		    !distenv_ip_in_subnet(&d->master.ip, f) ||
-		    (have_allowed && !distenv_ifspec_selects(&allowed, f->name)))
+		    (have_allowed &&
+		     !distenv_ifspec_selects(&allowed, f->name)))
 			continue;
 		for (k = 0; k < n; k++)
 			dup |= strcmp(names[k], f->name) == 0;
@@ -291,8 +298,9 @@ static const char *prefer_close_ifname(struct derivation *d, char *nccl,
 		snprintf(nccl, len, "=%s", names[best]);
 		snprintf(out, out_len,
 			 "%s; in the subnet of %s, as %s is (%s is closer to "
-			 "the GPUs)", pick->reason, d->master.addr,
-			 d->master.ifname, names[best]);
+			 "the GPUs)",
+			 pick->reason, d->master.addr, d->master.ifname,
+			 names[best]);
 		return out;
 	}
 	if (best == 0 && pick) {
@@ -326,27 +334,78 @@ static int check_shared_subnet(struct derivation *d)
 	return 0;
 }
 
+/* --distenv-ifname: NCCL takes the user's list as given; Gloo wants
+ * plain names. In a multi-node step the interface NCCL takes must reach
+ * the master. NCCL (NCCL_SIZE bytes), GLOO (DISTENV_IFNAME_MAX bytes) and
+ * WHY (WHY_SIZE bytes) hold the reaching interface on entry. */
+static int ifnames_from_option(struct derivation *d, char *nccl,
+			       size_t nccl_size, char *gloo, char *why,
+			       size_t why_size, const char **nccl_reason)
+{
+	const struct distenv_iface *taken;
+	char fix[256];
+	struct distenv_ifspec spec;
+
+	if (distenv_ifspec_parse(d->req->ifname, "--distenv-ifname", &spec,
+				 d->err))
+		return -1;
+	if (!distenv_ifspec_any(&spec, d->net->ifaces, d->net->n_ifaces,
+				d->multi_node, gloo))
+		return fail_no_iface(d, "--distenv-ifname", d->req->ifname);
+	taken = distenv_ifspec_nccl_takes(&spec, d->net->ifaces,
+					  d->net->n_ifaces);
+	if (d->multi_node && taken &&
+	    !distenv_master_reaches_addr(d->net, &d->master, taken)) {
+		snprintf(fix, sizeof(fix),
+			 "leave --distenv-ifname out (distenv then picks "
+			 "%s), or name an interface in the master's "
+			 "subnet",
+			 d->master.ifname);
+		return fail_unreaching(d, "--distenv-ifname", 0, d->req->ifname,
+				       taken->name, taken, fix);
+	}
+	snprintf(nccl, nccl_size, "%s", d->req->ifname);
+	*nccl_reason = "--distenv-ifname (NCCL's list syntax, as given)";
+	/* Gloo wants plain names: the reaching interface when the
+	 * user's list allows it, else the one NCCL takes (it reaches,
+	 * in a multi-node step), else the list's first match. */
+	if (distenv_ifspec_selects(&spec, d->master.ifname)) {
+		snprintf(gloo, DISTENV_IFNAME_MAX, "%s", d->master.ifname);
+	} else if (d->multi_node && taken) {
+		snprintf(gloo, DISTENV_IFNAME_MAX, "%s", taken->name);
+		snprintf(why, why_size,
+			 "%s, the interface NCCL takes from "
+			 "--distenv-ifname=%s, reaches the master %s",
+			 taken->name, d->req->ifname, d->master.addr);
+	} else {
+		snprintf(why, why_size,
+			 "first interface matching --distenv-ifname=%s "
+			 "(%s would reach the master)",
+			 d->req->ifname, d->master.ifname);
+	}
+	return 0;
+}
+
 int derive_emit_ifnames(struct derivation *d)
 {
 	char nccl[DISTENV_IFSPEC_TEXT_MAX + 2];
 	char gloo[DISTENV_IFNAME_MAX];
 	const char *nccl_reason, *gloo_reason;
-	const struct distenv_iface *taken;
-	char why[512], topo_why[768], fix[256];
+	char why[512], topo_why[768];
 
 	if (!d->have_master) {
 		/* Only reached when the user set all three. */
 		const char *const *envp = d->step->envp;
 
-		if (derive_emit(
-			    d, "NCCL_SOCKET_IFNAME",
-			    distenv_env_user_value(envp, "NCCL_SOCKET_IFNAME"),
-			    "-"))
+		if (derive_emit(d, "NCCL_SOCKET_IFNAME",
+				distenv_env_user_value(envp,
+						       "NCCL_SOCKET_IFNAME"),
+				"-"))
 			return -1;
-		return derive_emit(
-			d, "GLOO_SOCKET_IFNAME",
-			distenv_env_user_value(envp, "GLOO_SOCKET_IFNAME"),
-			"-");
+		return derive_emit(d, "GLOO_SOCKET_IFNAME",
+				   distenv_env_user_value(envp,
+							  "GLOO_SOCKET_IFNAME"),
+				   "-");
 	}
 	if (check_shared_subnet(d))
 		return -1;
@@ -356,46 +415,9 @@ int derive_emit_ifnames(struct derivation *d)
 	nccl_reason = why;
 	gloo_reason = why;
 	if (d->req->ifname[0]) {
-		struct distenv_ifspec spec;
-
-		if (distenv_ifspec_parse(d->req->ifname, "--distenv-ifname",
-					 &spec, d->err))
+		if (ifnames_from_option(d, nccl, sizeof(nccl), gloo, why,
+					sizeof(why), &nccl_reason))
 			return -1;
-		if (!distenv_ifspec_any(&spec, d->net->ifaces,
-					d->net->n_ifaces, d->multi_node, gloo))
-			return fail_no_iface(d, "--distenv-ifname",
-					     d->req->ifname);
-		taken = distenv_ifspec_nccl_takes(&spec, d->net->ifaces,
-						  d->net->n_ifaces);
-		if (d->multi_node && taken &&
-		    !distenv_master_reaches_addr(d->net, &d->master, taken)) {
-			snprintf(fix, sizeof(fix),
-				 "leave --distenv-ifname out (distenv then picks "
-				 "%s), or name an interface in the master's "
-				 "subnet", d->master.ifname);
-			return fail_unreaching(d, "--distenv-ifname", 0,
-					       d->req->ifname, taken->name,
-					       taken, fix);
-		}
-		snprintf(nccl, sizeof(nccl), "%s", d->req->ifname);
-		nccl_reason = "--distenv-ifname (NCCL's list syntax, as given)";
-		/* Gloo wants plain names: the reaching interface when the
-		 * user's list allows it, else the one NCCL takes (it reaches,
-		 * in a multi-node step), else the list's first match. */
-		if (distenv_ifspec_selects(&spec, d->master.ifname)) {
-			snprintf(gloo, sizeof(gloo), "%s", d->master.ifname);
-		} else if (d->multi_node && taken) {
-			snprintf(gloo, sizeof(gloo), "%s", taken->name);
-			snprintf(why, sizeof(why),
-				 "%s, the interface NCCL takes from "
-				 "--distenv-ifname=%s, reaches the master %s",
-				 taken->name, d->req->ifname, d->master.addr);
-		} else {
-			snprintf(why, sizeof(why),
-				 "first interface matching --distenv-ifname=%s "
-				 "(%s would reach the master)",
-				 d->req->ifname, d->master.ifname);
-		}
 	} else if (d->topo && d->topo->n_gpus) {
 		/* NCCL's sockets carry GPU data when there is no IB; Gloo's
 		 * carry CPU tensors and keep the reaching interface. */

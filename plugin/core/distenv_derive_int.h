@@ -36,7 +36,7 @@ struct topo_view {
 					     * topo->gpus */
 	size_t n_gpus;
 	const char *source; /* the variable they came from, or NULL */
-	char note[256];     /* GPUs that could not be placed */
+	char note[256]; /* GPUs that could not be placed */
 };
 
 /* Everything one derivation works with, so helpers take one pointer. */

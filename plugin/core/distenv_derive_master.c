@@ -73,7 +73,8 @@ int derive_choose_master(struct derivation *d)
 	}
 	if (distenv_master_choose_prefs(d->net, &prefs, d->step->node_name,
 					d->multi_node,
-					d->step->node_id == d->step->master_node_id,
+					d->step->node_id ==
+						d->step->master_node_id,
 					&d->master, d->err)) {
 		/* The batch script only gets the step-independent values
 		 * for convenience; a resolution problem shows in the first
@@ -104,16 +105,19 @@ int derive_emit_master_addr(struct derivation *d)
 			"layout, SLURM_DISTRIBUTION=%s); %s%s%s%s",
 			d->step->master_host, d->step->master_node_id,
 			d->step->master_dist, d->master.addr_reason,
-			d->site->master_name[0] ? " (site policy master_name: "
-						: "",
+			d->site->master_name[0] ?
+				" (site policy master_name: " :
+				"",
 			d->site->master_name,
 			d->site->master_name[0] ? ")" : "");
-	return derive_emit(
-		d, "MASTER_ADDR", d->master.addr,
-		"node index 0 of the step is %s; %s%s%s%s",
-		d->step->master_host, d->master.addr_reason,
-		d->site->master_name[0] ? " (site policy master_name: " : "",
-		d->site->master_name, d->site->master_name[0] ? ")" : "");
+	return derive_emit(d, "MASTER_ADDR", d->master.addr,
+			   "node index 0 of the step is %s; %s%s%s%s",
+			   d->step->master_host, d->master.addr_reason,
+			   d->site->master_name[0] ?
+				   " (site policy master_name: " :
+				   "",
+			   d->site->master_name,
+			   d->site->master_name[0] ? ")" : "");
 }
 
 int derive_emit_master_port(struct derivation *d)

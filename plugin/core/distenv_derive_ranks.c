@@ -30,14 +30,16 @@ int derive_emit_nproc(struct derivation *d)
 	snprintf(reason, sizeof(reason), "GPUs of the step on this node (%s)",
 		 g->node_count_from);
 	if (g->task_known && g->task_count < g->node_count)
-		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
-			 "; note: this task sees %u of them "
-			 "(CUDA_VISIBLE_DEVICES=%s), and torchrun's workers "
-			 "inherit that, so local ranks %u-%u find no device: "
-			 "leave out --gpus-per-task and --gpu-bind, so that the "
-			 "node's one task sees all %u",
-			 g->task_count, g->task_list ? g->task_list : "",
-			 g->task_count, g->node_count - 1, g->node_count);
+		snprintf(
+			reason + strlen(reason),
+			sizeof(reason) - strlen(reason),
+			"; note: this task sees %u of them "
+			"(CUDA_VISIBLE_DEVICES=%s), and torchrun's workers "
+			"inherit that, so local ranks %u-%u find no device: "
+			"leave out --gpus-per-task and --gpu-bind, so that the "
+			"node's one task sees all %u",
+			g->task_count, g->task_list ? g->task_list : "",
+			g->task_count, g->node_count - 1, g->node_count);
 	return derive_emit_u32(d, "NPROC_PER_NODE", g->node_count, reason);
 }
 
@@ -77,23 +79,25 @@ static int emit_local_rank(struct derivation *d)
 {
 	const struct distenv_gpus *g = derive_task_gpus(d);
 	const struct distenv_step *s = d->step;
-	uint32_t want = g->node_count > g->task_count ? g->node_count
-						      : s->local_ntasks;
+	uint32_t want =
+		g->node_count > g->task_count ? g->node_count : s->local_ntasks;
 	char reason[640];
 
 	snprintf(reason, sizeof(reason),
 		 "SLURM_LOCALID: this task's index on the node");
 	if (g->task_count && s->local_ntasks > g->task_count)
-		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
-			 "; note: each task here sees %u GPU%s "
-			 "(CUDA_VISIBLE_DEVICES=%s in this one), so for LOCAL_RANK "
-			 "%u-%u torch.cuda.set_device(LOCAL_RANK) fails with "
-			 "\"invalid device ordinal\": ask for --gpus-per-node=%u "
-			 "instead of --gpus-per-task, so that every task sees the "
-			 "node's GPUs, or use device LOCAL_RANK %% %u",
-			 g->task_count, g->task_count > 1 ? "s" : "",
-			 g->task_list, g->task_count, s->local_ntasks - 1, want,
-			 g->task_count);
+		snprintf(
+			reason + strlen(reason),
+			sizeof(reason) - strlen(reason),
+			"; note: each task here sees %u GPU%s "
+			"(CUDA_VISIBLE_DEVICES=%s in this one), so for LOCAL_RANK "
+			"%u-%u torch.cuda.set_device(LOCAL_RANK) fails with "
+			"\"invalid device ordinal\": ask for --gpus-per-node=%u "
+			"instead of --gpus-per-task, so that every task sees the "
+			"node's GPUs, or use device LOCAL_RANK %% %u",
+			g->task_count, g->task_count > 1 ? "s" : "",
+			g->task_list, g->task_count, s->local_ntasks - 1, want,
+			g->task_count);
 	return derive_emit_u32(d, "LOCAL_RANK", s->localid, reason);
 }
 

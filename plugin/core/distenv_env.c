@@ -21,7 +21,7 @@ uint32_t distenv_value_hash(const char *s)
 	uint32_t h = 2166136261u;
 
 	for (; *s; s++) {
-		h ^= (unsigned char)*s;
+		h ^= (unsigned char) *s;
 		h *= 16777619u;
 	}
 	return h;
@@ -37,8 +37,8 @@ const char *distenv_env_user_value(const char *const *envp, const char *name)
 
 	if (!value || !marker)
 		return value;
-	elen = (size_t)snprintf(entry, sizeof(entry), "%s:%08x", name,
-				distenv_value_hash(value));
+	elen = (size_t) snprintf(entry, sizeof(entry), "%s:%08x", name,
+				 distenv_value_hash(value));
 	for (p = marker; (p = strstr(p, entry)); p += elen) {
 		int starts = (p == marker || p[-1] == ' ');
 		int ends = (p[elen] == '\0' || p[elen] == ' ');
@@ -67,10 +67,11 @@ int distenv_env_marker(const struct distenv_vars *vars, char *buf, size_t len,
 		n = snprintf(buf + used, len - used, "%s%s:%08x",
 			     used ? " " : "", v->name,
 			     distenv_value_hash(v->value));
-		if (n < 0 || (size_t)n >= len - used)
-			return distenv_error_set(err, DISTENV_MARKER_VAR, NULL,
-						 "too many variables for the marker");
-		used += (size_t)n;
+		if (n < 0 || (size_t) n >= len - used)
+			return distenv_error_set(
+				err, DISTENV_MARKER_VAR, NULL,
+				"too many variables for the marker");
+		used += (size_t) n;
 	}
 	return 0;
 }
@@ -85,11 +86,11 @@ int distenv_parse_u32(const char *s, uint32_t max, uint32_t *out)
 	for (p = s; *p; p++) {
 		if (*p < '0' || *p > '9')
 			return -1;
-		v = v * 10 + (unsigned)(*p - '0');
+		v = v * 10 + (unsigned) (*p - '0');
 		if (v > max)
 			return -1;
 	}
-	*out = (uint32_t)v;
+	*out = (uint32_t) v;
 	return 0;
 }
 

@@ -49,22 +49,22 @@ void distenv_error_prefix_where(struct distenv_error *err, const char *prefix)
 		copy_text(err->where, prefix);
 }
 
-int distenv_error_format(const struct distenv_error *err, char *buf,
-			 size_t len)
+int distenv_error_format(const struct distenv_error *err, char *buf, size_t len)
 {
 	const char *where = err->where[0] ? err->where : NULL;
 	const char *fix = err->fix[0] ? err->fix : NULL;
 
 	/* The fix starts a sentence: capitalised, as its first word is
 	 * usually a verb written in lower case ("use ...", "give ..."). */
-	char first[2] = {0, 0};
+	char first[2] = { 0, 0 };
 
 	if (fix) {
 		/* ... but "distenv" is a name, and stays as it is. */
 		int name = strncmp(fix, "distenv", 7) == 0;
 
 		first[0] = !name && fix[0] >= 'a' && fix[0] <= 'z' ?
-				   (char)(fix[0] - 'a' + 'A') : fix[0];
+				   (char) (fix[0] - 'a' + 'A') :
+				   fix[0];
 		fix++;
 	}
 	return snprintf(buf, len, "%s%s%s%s%s%s", where ? where : "",
@@ -79,9 +79,9 @@ const char *distenv_printable(const char *value, char *buf, size_t len)
 	if (!value)
 		value = "";
 	for (i = 0; value[i] && i + 1 < len; i++) {
-		unsigned char c = (unsigned char)value[i];
+		unsigned char c = (unsigned char) value[i];
 
-		buf[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+		buf[i] = (c >= 0x20 && c < 0x7f) ? (char) c : '?';
 	}
 	buf[i] = '\0';
 	if (value[i] && len >= 4)

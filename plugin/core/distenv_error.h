@@ -15,9 +15,10 @@
 #define DISTENV_ERROR_TEXT 512
 
 struct distenv_error {
-	char what[DISTENV_ERROR_TEXT];  /* what was wrong, with the bad value */
-	char where[DISTENV_ERROR_TEXT]; /* option, variable, file:line or node */
-	char fix[DISTENV_ERROR_TEXT];   /* what the user or admin can do */
+	char what[DISTENV_ERROR_TEXT]; /* what was wrong, with the bad value */
+	char where
+		[DISTENV_ERROR_TEXT]; /* option, variable, file:line or node */
+	char fix[DISTENV_ERROR_TEXT]; /* what the user or admin can do */
 };
 
 /*

@@ -15,19 +15,22 @@ void distenv_format_show(FILE *out, const struct distenv_step *step,
 	if (!mem)
 		return;
 	if (step->kind == DISTENV_STEP_BATCH && step->alloc_shell)
-		fprintf(mem, "distenv: %s: the shell of job %u's allocation, "
+		fprintf(mem,
+			"distenv: %s: the shell of job %u's allocation, "
 			"outside any step (mode %s, %u node%s): the plugin "
 			"exports nothing here; each srun step gets its own "
-			"values\n", step->node_name, step->job_id,
-			distenv_mode_name(mode), step->nnodes,
-			step->nnodes == 1 ? "" : "s");
+			"values\n",
+			step->node_name, step->job_id, distenv_mode_name(mode),
+			step->nnodes, step->nnodes == 1 ? "" : "s");
 	else if (step->kind == DISTENV_STEP_BATCH)
-		fprintf(mem, "distenv: %s: batch script of job %u (mode %s, "
-			"%u node%s)\n", step->node_name, step->job_id,
-			distenv_mode_name(mode), step->nnodes,
-			step->nnodes == 1 ? "" : "s");
+		fprintf(mem,
+			"distenv: %s: batch script of job %u (mode %s, "
+			"%u node%s)\n",
+			step->node_name, step->job_id, distenv_mode_name(mode),
+			step->nnodes, step->nnodes == 1 ? "" : "s");
 	else
-		fprintf(mem, "distenv: %s: node %u of %u in step %u.%u (mode "
+		fprintf(mem,
+			"distenv: %s: node %u of %u in step %u.%u (mode "
 			"%s, task %u, %u task%s on this node)\n",
 			step->node_name, step->node_id, step->nnodes,
 			step->job_id, step->step_id, distenv_mode_name(mode),
@@ -39,8 +42,8 @@ void distenv_format_show(FILE *out, const struct distenv_step *step,
 	for (i = 0; i < vars->count; i++) {
 		const struct distenv_var *v = &vars->items[i];
 
-		fprintf(mem, "distenv: %s:   %s=%s  [%s] %s\n",
-			step->node_name, v->name, v->value,
+		fprintf(mem, "distenv: %s:   %s=%s  [%s] %s\n", step->node_name,
+			v->name, v->value,
 			v->action == DISTENV_ACTION_KEPT ? "kept" : "set",
 			v->reason);
 	}

@@ -34,11 +34,11 @@
 
 struct distenv_gpus {
 	/* The task: what CUDA shows it. */
-	int task_known;        /* CUDA_VISIBLE_DEVICES is set */
-	uint32_t task_count;   /* its entries; 0 for "" and "NoDevFiles" */
+	int task_known; /* CUDA_VISIBLE_DEVICES is set */
+	uint32_t task_count; /* its entries; 0 for "" and "NoDevFiles" */
 	const char *task_list; /* its value when it names GPUs, else NULL */
 	/* The step on this node. */
-	uint32_t node_count;        /* 0: none, or nothing says */
+	uint32_t node_count; /* 0: none, or nothing says */
 	const char *node_count_from; /* the variable it came from, or NULL */
 	/* Global indices of the step's GPUs here, NULL when no variable
 	 * holds all of them (a bound task without step_gpus). */

@@ -24,7 +24,8 @@ const char *distenv_topo_hca_value(const struct distenv_topo *topo,
 	if (len)
 		buf[0] = '\0';
 	for (i = 0; i < plan->n_hcas; i++) {
-		const struct distenv_topo_nic *nic = &topo->nics[plan->hcas[i].nic];
+		const struct distenv_topo_nic *nic =
+			&topo->nics[plan->hcas[i].nic];
 
 		if (nic->n_ports == 0) {
 			snprintf(one, sizeof(one), "%s%s", used ? "," : "=",
@@ -32,7 +33,8 @@ const char *distenv_topo_hca_value(const struct distenv_topo *topo,
 			distenv_topo_append(buf, len, &used, one);
 			continue;
 		}
-		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX; p++) {
+		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX;
+		     p++) {
 			if (nic->port_state[p] != DISTENV_TOPO_PORT_ACTIVE)
 				continue;
 			snprintf(one, sizeof(one), "%s%s:%u", used ? "," : "=",
@@ -63,8 +65,8 @@ static int hca_entries(const char *text, const char *where,
 		uint32_t port;
 
 		snprintf(out[i].name, sizeof(out[i].name), "%.*s",
-			 colon ? (int)(colon - spec->names[i])
-			       : (int)strlen(spec->names[i]),
+			 colon ? (int) (colon - spec->names[i]) :
+				 (int) strlen(spec->names[i]),
 			 spec->names[i]);
 		out[i].port = -1;
 		if (!colon)
@@ -76,7 +78,7 @@ static int hca_entries(const char *text, const char *where,
 				"=mlx5_0:1,mlx5_1:1",
 				"'%s': the port after ':' is not a number from 1",
 				spec->names[i]);
-		out[i].port = (int)port;
+		out[i].port = (int) port;
 	}
 	return 0;
 }
@@ -90,8 +92,8 @@ static int hca_port_selected(const struct distenv_ifspec *spec,
 	int hit = 0;
 
 	for (i = 0; i < spec->count && !hit; i++) {
-		int name = spec->exact ? strcmp(nic, e[i].name) == 0
-				       : strncmp(nic, e[i].name,
+		int name = spec->exact ? strcmp(nic, e[i].name) == 0 :
+					 strncmp(nic, e[i].name,
 						 strlen(e[i].name)) == 0;
 
 		hit = name && (e[i].port < 0 || port < 0 || e[i].port == port);
@@ -119,7 +121,7 @@ int distenv_topo_hca_selects(const struct distenv_topo *topo, const char *text,
 			return 1;
 		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX; p++)
 			if (nic->port_state[p] == DISTENV_TOPO_PORT_ACTIVE &&
-			    hca_port_selected(&spec, e, nic->name, (int)p + 1))
+			    hca_port_selected(&spec, e, nic->name, (int) p + 1))
 				return 1;
 	}
 	return 0;
@@ -145,7 +147,8 @@ const char *distenv_topo_hca_ports(const struct distenv_topo *topo, char *buf,
 				 nic->name);
 			distenv_topo_append(buf, len, &used, one);
 		}
-		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX; p++) {
+		for (p = 0; p < nic->n_ports && p < DISTENV_TOPO_PORTS_MAX;
+		     p++) {
 			if (nic->port_state[p] != DISTENV_TOPO_PORT_ACTIVE)
 				continue;
 			active = 1;
@@ -159,8 +162,8 @@ const char *distenv_topo_hca_ports(const struct distenv_topo *topo, char *buf,
 	}
 	if (idle[0]) {
 		distenv_topo_append(buf, len, &used,
-				    used ? "; no active port: "
-					 : "no active port: ");
+				    used ? "; no active port: " :
+					   "no active port: ");
 		distenv_topo_append(buf, len, &used, idle);
 	}
 	if (!used)
@@ -184,8 +187,7 @@ static int check_hca_list(struct derivation *d, const char *what,
 
 	if (!d->step->topo)
 		return 0;
-	snprintf(where, sizeof(where), "node %s: %s", d->step->node_name,
-		 what);
+	snprintf(where, sizeof(where), "node %s: %s", d->step->node_name, what);
 	rc = distenv_topo_hca_selects(d->step->topo, value, where, d->err);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
@@ -194,7 +196,8 @@ static int check_hca_list(struct derivation *d, const char *what,
 		d->err, where, fix,
 		"'%s' selects no active port of this node's HCAs (%s): NCCL "
 		"would find no InfiniBand device and fall back to TCP sockets "
-		"without a word", value, ports);
+		"without a word",
+		value, ports);
 }
 
 /*
@@ -215,9 +218,10 @@ int derive_emit_hca(struct derivation *d)
 	size_t i, used = 0;
 
 	if (user &&
-	    check_hca_list(d, "NCCL_IB_HCA (exported)", user,
-			   "name an HCA port this node has (e.g. =mlx5_0:1), or "
-			   "unset NCCL_IB_HCA and let distenv derive it"))
+	    check_hca_list(
+		    d, "NCCL_IB_HCA (exported)", user,
+		    "name an HCA port this node has (e.g. =mlx5_0:1), or "
+		    "unset NCCL_IB_HCA and let distenv derive it"))
 		return -1;
 	if (d->site->hca_mode == DISTENV_HCA_OFF)
 		return 0;
@@ -244,11 +248,11 @@ int derive_emit_hca(struct derivation *d)
 			&d->step->topo->gpus[t->gpus[i]];
 		int w = snprintf(gpus + used, sizeof(gpus) - used, "%s%d",
 				 i ? "," : "",
-				 g->minor >= 0 ? g->minor : (int)t->gpus[i]);
+				 g->minor >= 0 ? g->minor : (int) t->gpus[i]);
 
 		if (w < 0)
 			break;
-		used += (size_t)w;
+		used += (size_t) w;
 	}
 	distenv_topo_reasons(t->plan.hcas, t->plan.n_hcas, reasons,
 			     sizeof(reasons));

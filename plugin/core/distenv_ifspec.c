@@ -8,7 +8,7 @@
 
 static int name_char_ok(char c)
 {
-	return isalnum((unsigned char)c) || strchr("_.:@-", c) != NULL;
+	return isalnum((unsigned char) c) || strchr("_.:@-", c) != NULL;
 }
 
 int distenv_ifname_is_address(const char *name, size_t len)
@@ -21,7 +21,7 @@ int distenv_ifname_is_address(const char *name, size_t len)
 	for (i = 0; i < len; i++) {
 		if (name[i] == '.')
 			dots++;
-		else if (!isdigit((unsigned char)name[i]))
+		else if (!isdigit((unsigned char) name[i]))
 			numeric = 0;
 		if ((name[i] == '%' || name[i] == '/') && cut == len)
 			cut = i;
@@ -36,8 +36,7 @@ int distenv_ifname_is_address(const char *name, size_t len)
 }
 
 int distenv_ifspec_parse(const char *text, const char *where,
-			 struct distenv_ifspec *spec,
-			 struct distenv_error *err)
+			 struct distenv_ifspec *spec, struct distenv_error *err)
 {
 	const char *fix = "write interface names or prefixes separated by "
 			  "commas, e.g. eth0 or =eth0,ib0 or ^docker,lo";
@@ -79,7 +78,7 @@ int distenv_ifspec_parse(const char *text, const char *where,
 				"name the interface that holds the address "
 				"(`ip -br addr` lists them), e.g. eth0",
 				"'%.*s' is an IP address, not an interface name",
-				(int)(len > 64 ? 64 : len), p);
+				(int) (len > 64 ? 64 : len), p);
 		len = 0;
 		while (p[len] && p[len] != ',') {
 			if (!name_char_ok(p[len]))
@@ -87,19 +86,23 @@ int distenv_ifspec_parse(const char *text, const char *where,
 					err, where, fix,
 					"'%s' has the character '%c' (0x%02x), "
 					"which no interface name holds",
-					shown, isprint((unsigned char)p[len]) ? p[len] : '?',
-					(unsigned char)p[len]);
+					shown,
+					isprint((unsigned char) p[len]) ?
+						p[len] :
+						'?',
+					(unsigned char) p[len]);
 			len++;
 		}
 		if (len == 0)
 			return distenv_error_set(err, where, fix,
-						 "'%s' has an empty name", shown);
+						 "'%s' has an empty name",
+						 shown);
 		if (len >= DISTENV_IFNAME_MAX)
 			return distenv_error_set(
 				err, where, fix,
 				"'%.*s' is longer than an interface name "
 				"(15 characters)",
-				(int)(len > 64 ? 64 : len), p);
+				(int) (len > 64 ? 64 : len), p);
 		if (spec->count == DISTENV_IFSPEC_MAX_NAMES)
 			return distenv_error_set(err, where, fix,
 						 "more than %d names",
@@ -159,13 +162,14 @@ int distenv_ifspec_any(const struct distenv_ifspec *spec,
 	return 0;
 }
 
-const struct distenv_iface *
-distenv_ifspec_nccl_takes(const struct distenv_ifspec *spec,
-			  const struct distenv_iface *ifaces, size_t n)
+const struct distenv_iface *distenv_ifspec_nccl_takes(
+	const struct distenv_ifspec *spec, const struct distenv_iface *ifaces,
+	size_t n)
 {
 	static const struct distenv_ip v6_loopback = {
 		.family = AF_INET6,
-		.bytes = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+		.bytes = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }
+	};
 	size_t i;
 
 	for (i = 0; i < n; i++) {

@@ -21,7 +21,7 @@
 
 struct distenv_ifspec {
 	int exclude; /* leading '^' */
-	int exact;   /* '=' */
+	int exact; /* '=' */
 	size_t count;
 	char names[DISTENV_IFSPEC_MAX_NAMES][DISTENV_IFNAME_MAX];
 };
@@ -75,8 +75,8 @@ int distenv_ifspec_any(const struct distenv_ifspec *spec,
  * bootstrapNetInit, asks it for one interface). Every rank advertises
  * that address to the others. NULL when spec selects nothing.
  */
-const struct distenv_iface *
-distenv_ifspec_nccl_takes(const struct distenv_ifspec *spec,
-			  const struct distenv_iface *ifaces, size_t n);
+const struct distenv_iface *distenv_ifspec_nccl_takes(
+	const struct distenv_ifspec *spec, const struct distenv_iface *ifaces,
+	size_t n);
 
 #endif

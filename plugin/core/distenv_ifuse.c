@@ -10,9 +10,9 @@ int distenv_ip_routable(const struct distenv_ip *ip)
 	return !distenv_ip_is_loopback(ip) && !distenv_ip_is_link_local(ip);
 }
 
-const struct distenv_iface *
-distenv_iface_first_addr(const struct distenv_iface *ifaces, size_t n,
-			 const char *name)
+const struct distenv_iface *distenv_iface_first_addr(const struct distenv_iface
+							     *ifaces,
+						     size_t n, const char *name)
 {
 	struct distenv_ifspec one;
 

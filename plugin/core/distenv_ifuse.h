@@ -24,9 +24,10 @@
 
 /* The address NCCL takes from the interface called name (above), or NULL
  * when ifaces has none under that name. */
-const struct distenv_iface *
-distenv_iface_first_addr(const struct distenv_iface *ifaces, size_t n,
-			 const char *name);
+const struct distenv_iface *distenv_iface_first_addr(const struct distenv_iface
+							     *ifaces,
+						     size_t n,
+						     const char *name);
 
 /*
  * Whether the interface called name can carry a multi-node step whose

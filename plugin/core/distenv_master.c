@@ -9,7 +9,7 @@
 
 /* The interface entry holding ip exactly, or NULL. */
 static const struct distenv_iface *iface_holding(const struct distenv_net *net,
-						  const struct distenv_ip *ip)
+						 const struct distenv_ip *ip)
 {
 	size_t i;
 
@@ -93,12 +93,12 @@ static const char *route_iface(const struct distenv_net *net,
 
 	if (!a->route_src.family)
 		return a->route_ifname[0] &&
-			       can_carry(net, a->route_ifname, &a->ip,
-					 multi_node) &&
-			       site_allows(prefs, a->route_ifname, exempt,
-					   filtered)
-			       ? a->route_ifname
-			       : NULL;
+				       can_carry(net, a->route_ifname, &a->ip,
+						 multi_node) &&
+				       site_allows(prefs, a->route_ifname,
+						   exempt, filtered) ?
+			       a->route_ifname :
+			       NULL;
 	for (i = 0; i < net->n_ifaces; i++) {
 		const struct distenv_iface *f = &net->ifaces[i];
 
@@ -139,7 +139,8 @@ static int pick_iface(const struct distenv_net *net,
 	const char *route = route_iface(net, a, multi_node, prefs, filtered);
 	const char *pick = NULL;
 	size_t n = subnet_ifaces(net, &a->ip, multi_node, prefs, filtered,
-				 names, DISTENV_MASTER_PEERS_MAX), k;
+				 names, DISTENV_MASTER_PEERS_MAX),
+	       k;
 
 	out->n_peers = 0;
 	if (f && can_carry(net, f->name, &a->ip, multi_node) &&
@@ -147,8 +148,8 @@ static int pick_iface(const struct distenv_net *net,
 			filtered)) {
 		pick = f->name;
 		snprintf(out->ifname_reason, sizeof(out->ifname_reason),
-			 "%s holds the master address %s%s", f->name,
-			 out->addr, on_master ? " (this is the master node)" : "");
+			 "%s holds the master address %s%s", f->name, out->addr,
+			 on_master ? " (this is the master node)" : "");
 	} else if (n) {
 		/* Several interfaces in the subnet: the kernel sends to it
 		 * through one route only, so take the one it takes. */
@@ -161,13 +162,14 @@ static int pick_iface(const struct distenv_net *net,
 				 "the subnet of %s holds the master address %s",
 				 pick, out->addr);
 		else
-			snprintf(out->ifname_reason, sizeof(out->ifname_reason),
-				 "%s, of the %zu interfaces in the subnet of the "
-				 "master address %s: %s",
-				 pick, n, out->addr,
-				 route && strcmp(route, pick) == 0
-					 ? "the kernel routes it through this one"
-					 : "the first in getifaddrs order");
+			snprintf(
+				out->ifname_reason, sizeof(out->ifname_reason),
+				"%s, of the %zu interfaces in the subnet of the "
+				"master address %s: %s",
+				pick, n, out->addr,
+				route && strcmp(route, pick) == 0 ?
+					"the kernel routes it through this one" :
+					"the first in getifaddrs order");
 	} else if (route) {
 		pick = route;
 		snprintf(out->ifname_reason, sizeof(out->ifname_reason),
@@ -178,8 +180,9 @@ static int pick_iface(const struct distenv_net *net,
 		 * addresses (lo, link-local only); one a site or user list
 		 * left out gets that list's own error. */
 		const struct distenv_iface *src =
-			a->route_src.family ? iface_holding(net, &a->route_src)
-					    : NULL;
+			a->route_src.family ?
+				iface_holding(net, &a->route_src) :
+				NULL;
 
 		if (f && multi_node)
 			if (!can_carry(net, f->name, &a->ip, multi_node))
@@ -237,11 +240,12 @@ static void peer_list(const struct distenv_net *net,
 				break;
 			}
 		w = snprintf(buf + used, len - used, "%s%s (%s/%u)",
-			     k == 0 ? "" : (k + 1 == m->n_peers ? " and " : ", "),
+			     k == 0 ? "" :
+				      (k + 1 == m->n_peers ? " and " : ", "),
 			     m->peers[k], ip, prefix);
-		if (w < 0 || (size_t)w >= len - used)
+		if (w < 0 || (size_t) w >= len - used)
 			return;
-		used += (size_t)w;
+		used += (size_t) w;
 	}
 }
 
@@ -262,10 +266,14 @@ static void shared_subnet_warning(const struct distenv_net *net,
 		snprintf(how, sizeof(how), "the kernel routes it through %s",
 			 m->ifname);
 	else
-		snprintf(how, sizeof(how), "the kernel's route to it names "
-			 "none of them, and %s comes first", m->ifname);
-	snprintf(where, sizeof(where), "node %s: NCCL_SOCKET_IFNAME, "
-		 "GLOO_SOCKET_IFNAME", node_name);
+		snprintf(how, sizeof(how),
+			 "the kernel's route to it names "
+			 "none of them, and %s comes first",
+			 m->ifname);
+	snprintf(where, sizeof(where),
+		 "node %s: NCCL_SOCKET_IFNAME, "
+		 "GLOO_SOCKET_IFNAME",
+		 node_name);
 	distenv_error_set(
 		&m->shared_subnet, where,
 		"put the interfaces on distinct subnets, give the one that "
@@ -281,9 +289,8 @@ static void shared_subnet_warning(const struct distenv_net *net,
 
 /* The names of the interfaces of net that hold no address of family
  * another node can reach ("eth0, eth1"), skip left out. Returns buf. */
-static const char *unroutable_ifaces(const struct distenv_net *net,
-				     int family, const char *skip, char *buf,
-				     size_t len)
+static const char *unroutable_ifaces(const struct distenv_net *net, int family,
+				     const char *skip, char *buf, size_t len)
 {
 	size_t used = 0, i, j;
 
@@ -302,9 +309,9 @@ static const char *unroutable_ifaces(const struct distenv_net *net,
 			continue;
 		w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 			     name);
-		if (w < 0 || (size_t)w >= len - used)
+		if (w < 0 || (size_t) w >= len - used)
 			break;
-		used += (size_t)w;
+		used += (size_t) w;
 	}
 	return buf;
 }
@@ -315,8 +322,9 @@ static int fail_stuck(const struct distenv_net *net, const char *where,
 		      const struct distenv_master_choice *out,
 		      struct distenv_error *err)
 {
-	const struct distenv_iface *first = distenv_iface_first_addr(
-		net->ifaces, net->n_ifaces, out->stuck_if);
+	const struct distenv_iface *first =
+		distenv_iface_first_addr(net->ifaces, net->n_ifaces,
+					 out->stuck_if);
 	int family = out->stuck_master.family;
 	const char *fam = family == AF_INET ? "IPv4" : "IPv6";
 	char master[DISTENV_IP_TEXT_MAX], ip[DISTENV_IP_TEXT_MAX];
@@ -331,9 +339,10 @@ static int fail_stuck(const struct distenv_net *net, const char *where,
 		snprintf(taken, sizeof(taken), "none");
 	if (unroutable_ifaces(net, family, out->stuck_if, others,
 			      sizeof(others))[0])
-		snprintf(clause, sizeof(clause), ", and %s hold%s no usable "
-			 "%s address", others, strchr(others, ',') ? "" : "s",
-			 fam);
+		snprintf(clause, sizeof(clause),
+			 ", and %s hold%s no usable "
+			 "%s address",
+			 others, strchr(others, ',') ? "" : "s", fam);
 	snprintf(fix, sizeof(fix),
 		 "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME cannot work on "
 		 "this node as it is: give the interface the route to %s "
@@ -371,11 +380,11 @@ static void set_addr_reason(const char *host, const char *skipped,
 		 "%s resolves to %s on this node%s%s%s%s", host, out->addr,
 		 skipped[0] ? " (loopback " : "", skipped,
 		 skipped[0] ? " skipped)" : "",
-		 prefs && prefs->family != DISTENV_FAMILY_ANY
-			 ? (prefs->family == DISTENV_FAMILY_IPV4
-				    ? " (site policy: IPv4 first)"
-				    : " (site policy: IPv6 first)")
-			 : "");
+		 prefs && prefs->family != DISTENV_FAMILY_ANY ?
+			 (prefs->family == DISTENV_FAMILY_IPV4 ?
+				  " (site policy: IPv4 first)" :
+				  " (site policy: IPv6 first)") :
+			 "");
 }
 
 /* Why no address of the master is usable here, each case with its fix:
@@ -411,9 +420,9 @@ static int fail_no_master(const struct distenv_net *net,
 				skipped);
 	}
 	if (net->n_addrs == 0)
-		return distenv_error_set(err, where,
-					 "check /etc/hosts and DNS on this node",
-					 "the name resolves to no address");
+		return distenv_error_set(
+			err, where, "check /etc/hosts and DNS on this node",
+			"the name resolves to no address");
 	if (out->stuck_if[0])
 		return fail_stuck(net, where, out, err);
 	if (filtered)
@@ -467,7 +476,7 @@ int distenv_master_choose_prefs(const struct distenv_net *net,
 			const struct distenv_addr *a = &net->addrs[k % n];
 			int loop = distenv_ip_is_loopback(&a->ip);
 
-			if (!in_family_pass(prefs, &a->ip, (int)(k / n)) ||
+			if (!in_family_pass(prefs, &a->ip, (int) (k / n)) ||
 			    distenv_ip_is_link_local(&a->ip))
 				continue;
 			if (loop && pass == 0) {
@@ -507,8 +516,8 @@ int distenv_master_reaches_addr(const struct distenv_net *net,
 	for (k = 0; k < net->n_addrs; k++) {
 		const struct distenv_ip *a = &net->addrs[k].ip;
 
-		if (!distenv_ip_is_loopback(a) && !distenv_ip_is_link_local(a) &&
-		    distenv_ip_in_subnet(a, f))
+		if (!distenv_ip_is_loopback(a) &&
+		    !distenv_ip_is_link_local(a) && distenv_ip_in_subnet(a, f))
 			return 1;
 	}
 	return 0;
@@ -546,9 +555,9 @@ const char *distenv_master_reaching(const struct distenv_net *net,
 		if (seen || !distenv_master_reaches(net, m, name))
 			continue;
 		w = snprintf(buf + used, len - used, ", %s", name);
-		if (w < 0 || (size_t)w >= len - used)
+		if (w < 0 || (size_t) w >= len - used)
 			break;
-		used += (size_t)w;
+		used += (size_t) w;
 	}
 	return buf;
 }
@@ -589,8 +598,10 @@ int distenv_master_name_check(const char *rule, const char *where,
 				err, where, fix,
 				"'%.64s' has the character '%c' (0x%02x), which "
 				"no host name holds",
-				rule, rule[i] > 0x20 && rule[i] < 0x7f ? rule[i] : '?',
-				(unsigned char)rule[i]);
+				rule,
+				rule[i] > 0x20 && rule[i] < 0x7f ? rule[i] :
+								   '?',
+				(unsigned char) rule[i]);
 	}
 	return 0;
 }
@@ -604,9 +615,9 @@ int distenv_master_name_expand(const char *rule, const char *host, char *buf,
 	if (!at)
 		n = snprintf(buf, len, "%s", host);
 	else
-		n = snprintf(buf, len, "%.*s%s%s", (int)(at - rule), rule, host,
-			     at + 6);
-	if (n < 0 || (size_t)n >= len)
+		n = snprintf(buf, len, "%.*s%s%s", (int) (at - rule), rule,
+			     host, at + 6);
+	if (n < 0 || (size_t) n >= len)
 		return distenv_error_set(
 			err, "site policy master_name", "use a shorter rule",
 			"the name for %.64s is longer than %zu bytes", host,

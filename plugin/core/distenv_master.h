@@ -45,10 +45,10 @@
 
 struct distenv_master_choice {
 	struct distenv_ip ip;
-	char addr[DISTENV_IP_TEXT_MAX];   /* ip as text: MASTER_ADDR */
-	char ifname[DISTENV_IFNAME_MAX];  /* interface that reaches it */
-	char addr_reason[256];            /* why this address */
-	char ifname_reason[256];          /* why this interface */
+	char addr[DISTENV_IP_TEXT_MAX]; /* ip as text: MASTER_ADDR */
+	char ifname[DISTENV_IFNAME_MAX]; /* interface that reaches it */
+	char addr_reason[256]; /* why this address */
+	char ifname_reason[256]; /* why this interface */
 	/* Several interfaces in the master's subnet: their names in
 	 * getifaddrs order (n_peers > 1; 0 otherwise), the one the kernel's
 	 * route takes ("" when none of them), and the warning that says so

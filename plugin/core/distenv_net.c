@@ -13,16 +13,16 @@ static size_t ip_len(const struct distenv_ip *ip)
 
 static int is_v4_mapped(const struct distenv_ip *ip)
 {
-	static const unsigned char prefix[12] = {0, 0, 0, 0, 0, 0,
-						 0, 0, 0, 0, 0xff, 0xff};
+	static const unsigned char prefix[12] = { 0, 0, 0, 0, 0,    0,
+						  0, 0, 0, 0, 0xff, 0xff };
 
 	return ip->family == AF_INET6 && memcmp(ip->bytes, prefix, 12) == 0;
 }
 
 int distenv_ip_is_loopback(const struct distenv_ip *ip)
 {
-	static const unsigned char v6_loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0,
-						      0, 0, 0, 0, 0, 0, 0, 1};
+	static const unsigned char v6_loopback[16] = { 0, 0, 0, 0, 0, 0, 0, 0,
+						       0, 0, 0, 0, 0, 0, 0, 1 };
 
 	if (ip->family == AF_INET)
 		return ip->bytes[0] == 127;
@@ -54,7 +54,7 @@ int distenv_ip_in_subnet(const struct distenv_ip *ip,
 		if (ip->bytes[i] != iface->ip.bytes[i])
 			return 0;
 	if (bits % 8) {
-		unsigned char mask = (unsigned char)(0xff << (8 - bits % 8));
+		unsigned char mask = (unsigned char) (0xff << (8 - bits % 8));
 
 		if ((ip->bytes[i] & mask) != (iface->ip.bytes[i] & mask))
 			return 0;
@@ -65,7 +65,7 @@ int distenv_ip_in_subnet(const struct distenv_ip *ip,
 const char *distenv_ip_format(const struct distenv_ip *ip, char *buf,
 			      size_t len)
 {
-	if (!inet_ntop(ip->family, ip->bytes, buf, (socklen_t)len))
+	if (!inet_ntop(ip->family, ip->bytes, buf, (socklen_t) len))
 		snprintf(buf, len, "?");
 	return buf;
 }
@@ -102,9 +102,9 @@ const char *distenv_iface_names(const struct distenv_iface *ifaces, size_t n,
 			continue;
 		w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 			     ifaces[i].name);
-		if (w < 0 || (size_t)w >= len - used)
+		if (w < 0 || (size_t) w >= len - used)
 			break;
-		used += (size_t)w;
+		used += (size_t) w;
 	}
 	if (used == 0)
 		snprintf(buf, len, "none");

@@ -23,8 +23,8 @@ struct distenv_iface {
 	char name[DISTENV_IFNAME_MAX];
 	struct distenv_ip ip;
 	unsigned prefix_len; /* from the netmask: 24 for 255.255.255.0 */
-	int up;              /* IFF_UP and IFF_RUNNING */
-	int loopback;        /* IFF_LOOPBACK: informative only; every rule
+	int up; /* IFF_UP and IFF_RUNNING */
+	int loopback; /* IFF_LOOPBACK: informative only; every rule
 			      * tells loopback by the address */
 };
 
@@ -48,7 +48,7 @@ struct distenv_addr {
 struct distenv_net {
 	const struct distenv_iface *ifaces;
 	size_t n_ifaces;
-	const char *resolved_host;       /* the name that was resolved */
+	const char *resolved_host; /* the name that was resolved */
 	const struct distenv_addr *addrs; /* what it resolved to */
 	size_t n_addrs;
 	const char *resolve_error; /* resolver's message when it failed */

@@ -92,7 +92,7 @@ struct distenv_option_row {
 	 * spank_option, slurm/spank.h) and getopt_long's no_argument,
 	 * required_argument, optional_argument (getopt(3)) agree. */
 	int has_arg;
-	const char *arg;   /* its value in usage lines ("PORT"), or NULL */
+	const char *arg; /* its value in usage lines ("PORT"), or NULL */
 	const char *usage; /* one line: srun --help, distenv SUB --help */
 	enum distenv_opt_parser parser;
 	char letter; /* a short form ('h' for -h), or 0 */

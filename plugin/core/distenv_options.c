@@ -79,7 +79,7 @@ int distenv_parse_port(const char *value, const char *where, uint16_t *out,
 
 	if (parse_bounded(value, where, 1024, 65535, "a port number", &v, err))
 		return -1;
-	*out = (uint16_t)v;
+	*out = (uint16_t) v;
 	return 0;
 }
 
@@ -107,11 +107,11 @@ int distenv_parse_nodes_range(const char *value, const char *where,
 		*max = *min;
 		return 0;
 	}
-	flen = (size_t)(colon - value);
+	flen = (size_t) (colon - value);
 	if (flen == 0 || flen >= sizeof(first))
-		return distenv_error_set(err, where,
-					 "write MIN:MAX, e.g. 2:4, or one count",
-					 "'%.64s' is not MIN:MAX", value);
+		return distenv_error_set(
+			err, where, "write MIN:MAX, e.g. 2:4, or one count",
+			"'%.64s' is not MIN:MAX", value);
 	memcpy(first, value, flen);
 	first[flen] = '\0';
 	if (parse_bounded(first, where, 1, 100000, "a node count", min, err) ||
@@ -133,9 +133,8 @@ int distenv_parse_max_restarts(const char *value, const char *where,
 			     err);
 }
 
-int distenv_parse_port_range(const char *value, const char *where,
-			     uint16_t *lo, uint16_t *hi,
-			     struct distenv_error *err)
+int distenv_parse_port_range(const char *value, const char *where, uint16_t *lo,
+			     uint16_t *hi, struct distenv_error *err)
 {
 	const char *fix = "write LO-HI with 1024 <= LO <= HI <= 65535, "
 			  "e.g. 29600-32767";
@@ -150,7 +149,7 @@ int distenv_parse_port_range(const char *value, const char *where,
 		return distenv_error_set(err, where, fix,
 					 "'%.64s' is not a range LO-HI",
 					 value ? value : "");
-	flen = (size_t)(dash - value);
+	flen = (size_t) (dash - value);
 	if (flen == 0 || flen >= sizeof(first))
 		return distenv_error_set(err, where, fix,
 					 "'%.64s' is not a range LO-HI", value);
@@ -161,8 +160,8 @@ int distenv_parse_port_range(const char *value, const char *where,
 		return distenv_error_set(err, where, fix,
 					 "'%.64s' is not a valid port range",
 					 value);
-	*lo = (uint16_t)a;
-	*hi = (uint16_t)b;
+	*lo = (uint16_t) a;
+	*hi = (uint16_t) b;
 	return 0;
 }
 
@@ -237,7 +236,7 @@ int distenv_parse_plugstack(int argc, char **argv, struct distenv_site *site,
 							   sizeof(shown)));
 
 			if (w > 0)
-				used += (size_t)w;
+				used += (size_t) w;
 		}
 	}
 	if (bad > 1 && err) {
@@ -255,8 +254,8 @@ enum distenv_mode distenv_effective_mode(const struct distenv_site *site,
 {
 	if (req->mode != DISTENV_MODE_UNSET)
 		return req->mode;
-	return site->default_mode == DISTENV_MODE_UNSET ? DISTENV_MODE_OFF
-							: site->default_mode;
+	return site->default_mode == DISTENV_MODE_UNSET ? DISTENV_MODE_OFF :
+							  site->default_mode;
 }
 
 int distenv_option_text_check(const char *value, const char *where,
@@ -277,7 +276,7 @@ int distenv_option_text_check(const char *value, const char *where,
 			len, DISTENV_OPTION_TEXT_MAX);
 	distenv_printable(value, shown, sizeof(shown));
 	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)value[i];
+		unsigned char c = (unsigned char) value[i];
 
 		if (c < 0x20 || c >= 0x7f)
 			return distenv_error_set(
@@ -324,26 +323,31 @@ int distenv_site_check_request(const struct distenv_site *site,
 	rule_scope(site, scope, sizeof(scope));
 	if (site->disabled)
 		return distenv_error_set(
-			err, "--distenv", "run without --distenv here, or on a "
+			err, "--distenv",
+			"run without --distenv here, or on a "
 			"partition where distenv is on; ask your admins why",
 			"distenv is turned off for %s (%s: enabled: false)",
 			scope, file);
 	if (site->lf_disabled && req->lf_config[0])
 		return distenv_error_set(
-			err, "--distenv-lf-config", "leave it out and pass the "
+			err, "--distenv-lf-config",
+			"leave it out and pass the "
 			"YAML to llamafactory-cli yourself, or ask your admins",
 			"the LLaMA-Factory run preparation is turned off for "
-			"%s (%s: lf_features: false)", scope, file);
+			"%s (%s: lf_features: false)",
+			scope, file);
 	if ((site->locked & DISTENV_SITE_LOCK_PORTS) && req->port)
 		return distenv_error_set(
-			err, "--distenv-port", "leave --distenv-port out: "
+			err, "--distenv-port",
+			"leave --distenv-port out: "
 			"distenv picks the port from the site's range",
 			"the site locks the port range for %s (%s: locked: "
 			"[port_range]), so --distenv-port=%u is not taken",
 			scope, file, req->port);
 	if ((site->locked & DISTENV_SITE_LOCK_IFACES) && req->ifname[0])
 		return distenv_error_set(
-			err, "--distenv-ifname", "leave --distenv-ifname out: "
+			err, "--distenv-ifname",
+			"leave --distenv-ifname out: "
 			"distenv picks the interface by the site's rules",
 			"the site locks the interface rules for %s (%s: locked: "
 			"[interfaces]), so --distenv-ifname=%s is not taken",

@@ -20,8 +20,8 @@ enum distenv_mode {
 	DISTENV_MODE_UNSET = 0, /* no --distenv: the plugstack default holds */
 	DISTENV_MODE_OFF,
 	DISTENV_MODE_TORCHRUN, /* one task per node, each runs torchrun */
-	DISTENV_MODE_TASKS,    /* one task per rank, no torchrun */
-	DISTENV_MODE_ELASTIC,  /* torchrun with c10d rendezvous (RDZV_ID) */
+	DISTENV_MODE_TASKS, /* one task per rank, no torchrun */
+	DISTENV_MODE_ELASTIC, /* torchrun with c10d rendezvous (RDZV_ID) */
 };
 
 #define DISTENV_LF_PATH_MAX 1024 /* --distenv-lf-config, NUL included */
@@ -38,12 +38,12 @@ enum distenv_check {
 /* What the user asked for, from the --distenv* options. */
 struct distenv_request {
 	enum distenv_mode mode;
-	uint16_t port;                        /* --distenv-port, 0 = none */
+	uint16_t port; /* --distenv-port, 0 = none */
 	char ifname[DISTENV_IFSPEC_TEXT_MAX]; /* --distenv-ifname, "" = none */
-	uint32_t nproc;                       /* --distenv-nproc, 0 = none */
-	int show;                             /* --distenv-show given */
-	uint32_t min_nodes, max_nodes;        /* --distenv-nodes, 0 = none */
-	uint32_t max_restarts;                /* --distenv-max-restarts */
+	uint32_t nproc; /* --distenv-nproc, 0 = none */
+	int show; /* --distenv-show given */
+	uint32_t min_nodes, max_nodes; /* --distenv-nodes, 0 = none */
+	uint32_t max_restarts; /* --distenv-max-restarts */
 	int max_restarts_given;
 	/* Of the LLaMA-Factory run preparation, the two the core reads:
 	 * the YAML named (the site's lf_features: rule) and the check
@@ -51,9 +51,10 @@ struct distenv_request {
 	 * settings as plugin/lf's request (plugin/spank/spank_state.h),
 	 * whose config points at lf_config and whose check it copies to
 	 * check. */
-	char lf_config[DISTENV_LF_PATH_MAX];  /* --distenv-lf-config, "" = none */
-	int check;                            /* enum distenv_check, 0 = warn */
-	int mark_storage;                     /* --distenv-mark-storage */
+	char lf_config
+		[DISTENV_LF_PATH_MAX]; /* --distenv-lf-config, "" = none */
+	int check; /* enum distenv_check, 0 = warn */
+	int mark_storage; /* --distenv-mark-storage */
 };
 
 /* Preferred address family for MASTER_ADDR (site policy
@@ -74,11 +75,11 @@ enum distenv_hca_mode {
 	DISTENV_HCA_OFF,
 };
 
-#define DISTENV_SITE_VARS_MAX 32   /* extra variables per partition */
+#define DISTENV_SITE_VARS_MAX 32 /* extra variables per partition */
 #define DISTENV_SITE_VALUE_MAX 256 /* bytes of one, NUL included */
-#define DISTENV_SITE_PATH_MAX 256  /* config=, topology_xml: */
-#define DISTENV_SITE_NAME_MAX 256  /* master_name: rule, NUL included */
-#define DISTENV_PARTITION_MAX 64   /* Slurm partition name, NUL included */
+#define DISTENV_SITE_PATH_MAX 256 /* config=, topology_xml: */
+#define DISTENV_SITE_NAME_MAX 256 /* master_name: rule, NUL included */
+#define DISTENV_PARTITION_MAX 64 /* Slurm partition name, NUL included */
 
 /* An extra variable the site sets (site policy env:). */
 struct distenv_site_var {
@@ -96,28 +97,31 @@ struct distenv_site_var {
  * empty past port_hi means "no policy": no filter, resolver order, the
  * host name itself, HCA auto, no extra variables. */
 struct distenv_site {
-	enum distenv_mode default_mode; /* default=, DISTENV_MODE_OFF if absent */
-	uint16_t port_lo, port_hi;      /* port_range=, inclusive */
-	unsigned given;                 /* DISTENV_SITE_GIVEN_* */
+	enum distenv_mode
+		default_mode; /* default=, DISTENV_MODE_OFF if absent */
+	uint16_t port_lo, port_hi; /* port_range=, inclusive */
+	unsigned given; /* DISTENV_SITE_GIVEN_* */
 	char config[DISTENV_SITE_PATH_MAX]; /* config=, "" = no policy file */
 	/* From the policy file, for one partition. */
 	char partition[DISTENV_PARTITION_MAX]; /* SLURM_JOB_PARTITION, or "" */
-	char ifaces[DISTENV_IFSPEC_TEXT_MAX];  /* interfaces:, NCCL syntax; "" = all */
-	enum distenv_family family;            /* address_family: */
+	char ifaces
+		[DISTENV_IFSPEC_TEXT_MAX]; /* interfaces:, NCCL syntax; "" = all */
+	enum distenv_family family; /* address_family: */
 	char master_name[DISTENV_SITE_NAME_MAX]; /* master_name:, "" = {host} */
-	enum distenv_hca_mode hca_mode;        /* hca: */
-	char hca[DISTENV_IFSPEC_TEXT_MAX];     /* hca: list when FIXED */
-	char topology_xml[DISTENV_SITE_PATH_MAX]; /* topology_xml:, "" = native */
-	size_t n_vars;                         /* env: */
+	enum distenv_hca_mode hca_mode; /* hca: */
+	char hca[DISTENV_IFSPEC_TEXT_MAX]; /* hca: list when FIXED */
+	char topology_xml
+		[DISTENV_SITE_PATH_MAX]; /* topology_xml:, "" = native */
+	size_t n_vars; /* env: */
 	struct distenv_site_var vars[DISTENV_SITE_VARS_MAX];
 	/* Site controls (policy file): */
-	int disabled;    /* enabled: false: distenv refused here */
+	int disabled; /* enabled: false: distenv refused here */
 	int lf_disabled; /* lf_features: false: --distenv-lf-config refused */
 	unsigned locked; /* locked: DISTENV_SITE_LOCK_* */
 };
 
 /* locked: in the site file: what users' options may not change. */
-#define DISTENV_SITE_LOCK_PORTS 0x1u  /* port_range: --distenv-port */
+#define DISTENV_SITE_LOCK_PORTS 0x1u /* port_range: --distenv-port */
 #define DISTENV_SITE_LOCK_IFACES 0x2u /* interfaces: --distenv-ifname */
 
 /*
@@ -186,9 +190,8 @@ int distenv_parse_nproc(const char *value, const char *where, uint32_t *out,
 			struct distenv_error *err);
 
 /* "LO-HI" with 1024 <= LO <= HI <= 65535. */
-int distenv_parse_port_range(const char *value, const char *where,
-			     uint16_t *lo, uint16_t *hi,
-			     struct distenv_error *err);
+int distenv_parse_port_range(const char *value, const char *where, uint16_t *lo,
+			     uint16_t *hi, struct distenv_error *err);
 
 /*
  * The plugstack arguments (argc/argv as slurm_spank_init gets them):

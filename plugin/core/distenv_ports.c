@@ -57,7 +57,7 @@ int distenv_resv_ports_first(const char *value, uint16_t *port,
 			goto bad;
 		p++;
 	}
-	*port = (uint16_t)first;
+	*port = (uint16_t) first;
 	return 0;
 bad:
 	return distenv_error_set(
@@ -80,8 +80,8 @@ int distenv_parse_ephemeral(const char *text, uint16_t *lo, uint16_t *hi,
 			err, "/proc/sys/net/ipv4/ip_local_port_range", NULL,
 			"'%s' is not two port numbers LO HI",
 			distenv_printable(text, shown, sizeof(shown)));
-	*lo = (uint16_t)a;
-	*hi = (uint16_t)b;
+	*lo = (uint16_t) a;
+	*hi = (uint16_t) b;
 	return 0;
 }
 
@@ -95,7 +95,7 @@ int distenv_derive_port(uint32_t job_id, uint32_t step_id, uint16_t lo,
 	/* The usable ports are [lo, hi] less [eph_lo, eph_hi]: at most one
 	 * piece below the ephemeral range and one above it. */
 	if (eph_lo > eph_hi || eph_hi < lo || eph_lo > hi) {
-		below = (uint32_t)hi - lo + 1;
+		below = (uint32_t) hi - lo + 1;
 	} else {
 		if (cut_lo > lo)
 			below = cut_lo - lo;
@@ -113,10 +113,10 @@ int distenv_derive_port(uint32_t job_id, uint32_t step_id, uint16_t lo,
 			lo, hi, eph_lo, eph_hi);
 	/* 7919 (a prime) spreads consecutive job ids over the range, while
 	 * consecutive step ids of one job take consecutive ports. */
-	idx = (uint32_t)(((uint64_t)job_id * 7919u + step_id) % n);
+	idx = (uint32_t) (((uint64_t) job_id * 7919u + step_id) % n);
 	if (idx < below)
-		*port = (uint16_t)(lo + idx);
+		*port = (uint16_t) (lo + idx);
 	else
-		*port = (uint16_t)(cut_hi + 1 + (idx - below));
+		*port = (uint16_t) (cut_hi + 1 + (idx - below));
 	return 0;
 }

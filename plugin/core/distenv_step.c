@@ -7,8 +7,8 @@
 #include "distenv_env.h"
 #include "distenv_options.h"
 
-int distenv_tasks_on_node(const char *value, uint32_t node_id,
-			  uint32_t *count, struct distenv_error *err)
+int distenv_tasks_on_node(const char *value, uint32_t node_id, uint32_t *count,
+			  struct distenv_error *err)
 {
 	const char *p = value;
 	uint64_t seen = 0;
@@ -62,11 +62,12 @@ int distenv_tasks_on_node(const char *value, uint32_t node_id,
 	return distenv_error_set(err, "SLURM_STEP_TASKS_PER_NODE", NULL,
 				 "'%s' lists %llu nodes, not node %u",
 				 distenv_printable(value, shown, sizeof(shown)),
-				 (unsigned long long)seen, node_id);
+				 (unsigned long long) seen, node_id);
 bad:
 	return distenv_error_set(err, "SLURM_STEP_TASKS_PER_NODE", NULL,
 				 "'%s' is not a list like 2(x3),1",
-				 distenv_printable(value, shown, sizeof(shown)));
+				 distenv_printable(value, shown,
+						   sizeof(shown)));
 }
 
 /* Slurm's ids of steps that are not srun steps start at
@@ -85,8 +86,7 @@ static int special_step_env(const char *const *envp)
 	if (v[0] == '-')
 		return v[1] >= '1' && v[1] <= '9' &&
 		       distenv_parse_u32(v + 1, 16, &id) == 0;
-	return distenv_parse_u32(v, UINT32_MAX, &id) == 0 &&
-	       id >= 0xfffffff0u;
+	return distenv_parse_u32(v, UINT32_MAX, &id) == 0 && id >= 0xfffffff0u;
 }
 
 int distenv_step_from_env(const char *const *envp, int batch,
@@ -102,10 +102,10 @@ int distenv_step_from_env(const char *const *envp, int batch,
 	step->ephemeral_hi = 0;
 	if (distenv_env_u32(envp, "SLURM_JOB_ID", 1, &step->job_id, err) < 0)
 		return -1;
-	in_step = batch == 1 || (batch < 0 && special_step_env(envp))
-			  ? 0
-			  : distenv_env_u32(envp, "SLURM_STEP_ID", batch == 0,
-					    &step->step_id, err);
+	in_step = batch == 1 || (batch < 0 && special_step_env(envp)) ?
+			  0 :
+			  distenv_env_u32(envp, "SLURM_STEP_ID", batch == 0,
+					  &step->step_id, err);
 	if (in_step < 0)
 		return -1;
 	name = distenv_env_get(envp, "SLURMD_NODENAME");
@@ -137,8 +137,7 @@ int distenv_step_from_env(const char *const *envp, int batch,
 		return distenv_error_set(err, "SLURM_STEP_TASKS_PER_NODE",
 					 "run inside a Slurm step (srun)",
 					 "not set");
-	if (distenv_tasks_on_node(tpn, step->node_id, &step->local_ntasks,
-				  err))
+	if (distenv_tasks_on_node(tpn, step->node_id, &step->local_ntasks, err))
 		return -1;
 	step->resv_ports = distenv_env_get(envp, "SLURM_STEP_RESV_PORTS");
 	return 0;
@@ -146,8 +145,8 @@ int distenv_step_from_env(const char *const *envp, int batch,
 
 const char *distenv_step_nodelist_var(const struct distenv_step *step)
 {
-	return step->kind == DISTENV_STEP_BATCH ? "SLURM_JOB_NODELIST"
-						: "SLURM_STEP_NODELIST";
+	return step->kind == DISTENV_STEP_BATCH ? "SLURM_JOB_NODELIST" :
+						  "SLURM_STEP_NODELIST";
 }
 
 void distenv_step_ids_resolve(const struct distenv_step_ids *items,
@@ -160,8 +159,8 @@ void distenv_step_ids_resolve(const struct distenv_step_ids *items,
 	*out = *items;
 	out->het = 0;
 	if (!distenv_env_get(envp, "SLURM_HET_SIZE") ||
-	    distenv_env_u32(envp, "SLURM_STEP_NUM_NODES", 1, &nnodes,
-			    &err) != 1 ||
+	    distenv_env_u32(envp, "SLURM_STEP_NUM_NODES", 1, &nnodes, &err) !=
+		    1 ||
 	    nnodes <= items->nnodes ||
 	    distenv_env_u32(envp, "SLURM_JOB_ID", 1, &job, &err) != 1 ||
 	    distenv_env_u32(envp, "SLURM_NODEID", 1, &node, &err) != 1 ||

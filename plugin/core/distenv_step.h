@@ -25,13 +25,13 @@ struct distenv_step {
 	enum distenv_step_kind kind;
 	uint32_t job_id;
 	uint32_t step_id;
-	uint32_t nnodes;       /* nodes in the step (batch: in the job) */
-	uint32_t node_id;      /* this node's index in the step (SLURM_NODEID) */
-	uint32_t ntasks;       /* tasks in the step */
+	uint32_t nnodes; /* nodes in the step (batch: in the job) */
+	uint32_t node_id; /* this node's index in the step (SLURM_NODEID) */
+	uint32_t ntasks; /* tasks in the step */
 	uint32_t local_ntasks; /* tasks of the step on this node */
-	uint32_t procid;       /* this task's rank in the step (SLURM_PROCID) */
-	uint32_t localid;      /* its index on this node (SLURM_LOCALID) */
-	char node_name[DISTENV_HOST_MAX];   /* this node, for messages */
+	uint32_t procid; /* this task's rank in the step (SLURM_PROCID) */
+	uint32_t localid; /* its index on this node (SLURM_LOCALID) */
+	char node_name[DISTENV_HOST_MAX]; /* this node, for messages */
 	int alloc_shell; /* batch kind outside slurmstepd (no SLURMD_NODENAME):
 			  * the shell salloc starts on the submit host */
 	char master_host[DISTENV_HOST_MAX]; /* name of node index 0, or of
@@ -42,8 +42,8 @@ struct distenv_step {
 	 * master_host is node index 0. */
 	uint32_t master_node_id;
 	const char *master_dist;
-	const char *resv_ports;  /* SLURM_STEP_RESV_PORTS or NULL */
-	uint16_t ephemeral_lo;   /* kernel ephemeral port range */
+	const char *resv_ports; /* SLURM_STEP_RESV_PORTS or NULL */
+	uint16_t ephemeral_lo; /* kernel ephemeral port range */
 	uint16_t ephemeral_hi;
 	const char *const *envp; /* the task's environment */
 	/* This node's topology (distenv_topo.h), loaded once
@@ -62,8 +62,8 @@ struct distenv_step {
  * SLURM_TASKS_PER_NODE value such as "2(x3),1" (sbatch(1), OUTPUT
  * ENVIRONMENT VARIABLES). Errors: malformed, or node_id beyond the list.
  */
-int distenv_tasks_on_node(const char *value, uint32_t node_id,
-			  uint32_t *count, struct distenv_error *err);
+int distenv_tasks_on_node(const char *value, uint32_t node_id, uint32_t *count,
+			  struct distenv_error *err);
 
 /*
  * Fill step from the environment of a task inside srun (SLURM_JOB_ID,
@@ -88,12 +88,12 @@ const char *distenv_step_nodelist_var(const struct distenv_step *step);
 
 /* Which step a slurmstepd serves, and where its node stands in it. */
 struct distenv_step_ids {
-	uint32_t job_id;  /* the step's job; a heterogeneous step: the
+	uint32_t job_id; /* the step's job; a heterogeneous step: the
 			   * leader's (the job id of component 0) */
 	uint32_t step_id;
-	uint32_t nnodes;  /* nodes in the step, every component's */
+	uint32_t nnodes; /* nodes in the step, every component's */
 	uint32_t node_id; /* this node's index among them */
-	int het;          /* 1: a step over several components of a
+	int het; /* 1: a step over several components of a
 			   * heterogeneous job */
 };
 

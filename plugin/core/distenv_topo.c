@@ -40,7 +40,7 @@ int distenv_topo_gpu_by_busid(const struct distenv_topo *topo,
 		return -1;
 	for (i = 0; i < topo->n_gpus; i++)
 		if (strcmp(topo->gpus[i].place.busid, want) == 0)
-			return (int)i;
+			return (int) i;
 	return -1;
 }
 
@@ -51,7 +51,7 @@ static void line_value(const char *v, size_t n, char *out, size_t len)
 		v++;
 		n--;
 	}
-	while (n && isspace((unsigned char)v[n - 1]))
+	while (n && isspace((unsigned char) v[n - 1]))
 		n--;
 	if (n >= len)
 		n = len - 1;
@@ -71,11 +71,11 @@ int distenv_topo_parse_gpu_info(const char *text, const char *dir_busid,
 	out->minor = -1;
 	while (line && *line) {
 		const char *end = strchr(line, '\n');
-		size_t n = end ? (size_t)(end - line) : strlen(line);
+		size_t n = end ? (size_t) (end - line) : strlen(line);
 		const char *colon = memchr(line, ':', n);
 
 		if (colon) {
-			size_t klen = (size_t)(colon - line);
+			size_t klen = (size_t) (colon - line);
 			const char *v = colon + 1;
 			size_t vlen = n - klen - 1;
 
@@ -102,8 +102,9 @@ int distenv_topo_parse_gpu_info(const char *text, const char *dir_busid,
 		if (distenv_parse_u32(minor, 1u << 20, &m))
 			return distenv_error_set(err, where, NULL,
 						 "'Device Minor: %s' is not a "
-						 "number", minor);
-		out->minor = (int)m;
+						 "number",
+						 minor);
+		out->minor = (int) m;
 	}
 	if (out->minor < 0 && !out->uuid[0])
 		return distenv_error_set(err, where, NULL,
@@ -119,7 +120,7 @@ static int all_digits(const char *s, size_t n)
 	if (n == 0)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (!isdigit((unsigned char)s[i]))
+		if (!isdigit((unsigned char) s[i]))
 			return 0;
 	return 1;
 }
@@ -144,10 +145,10 @@ static int gpu_by_index(const struct distenv_topo *topo, uint32_t n)
 	size_t i;
 
 	if (!topo->have_driver_info)
-		return n < topo->n_gpus ? (int)n : -1;
+		return n < topo->n_gpus ? (int) n : -1;
 	for (i = 0; i < topo->n_gpus; i++)
-		if (topo->gpus[i].minor == (int)n)
-			return (int)i;
+		if (topo->gpus[i].minor == (int) n)
+			return (int) i;
 	return -1;
 }
 
@@ -159,7 +160,7 @@ static int gpu_by_uuid(const struct distenv_topo *topo, const char *uuid,
 	for (i = 0; i < topo->n_gpus; i++)
 		if (strlen(topo->gpus[i].uuid) == n &&
 		    strncasecmp(topo->gpus[i].uuid, uuid, n) == 0)
-			return (int)i;
+			return (int) i;
 	return -1;
 }
 
@@ -174,7 +175,7 @@ int distenv_topo_parse_gpus(const struct distenv_topo *topo, const char *list,
 		note[0] = '\0';
 	while (p && *p) {
 		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
+		size_t n = end ? (size_t) (end - p) : strlen(p);
 		char entry[DISTENV_TOPO_UUID_MAX];
 		int gi = -1;
 		size_t k;
@@ -193,7 +194,8 @@ int distenv_topo_parse_gpus(const struct distenv_topo *topo, const char *list,
 			if (distenv_parse_u32(entry, 1u << 20, &idx))
 				return distenv_error_set(err, where, NULL,
 							 "'%s': index out of "
-							 "range", entry);
+							 "range",
+							 entry);
 			gi = gpu_by_index(topo, idx);
 			if (gi < 0)
 				distenv_topo_note_add(note, len,
@@ -212,8 +214,8 @@ int distenv_topo_parse_gpus(const struct distenv_topo *topo, const char *list,
 			const char *slash = strchr(entry, '/');
 
 			gi = gpu_by_uuid(topo, entry + 4,
-					 slash ? (size_t)(slash - entry - 4)
-					       : n - 4);
+					 slash ? (size_t) (slash - entry - 4) :
+						 n - 4);
 			if (gi < 0)
 				distenv_topo_note_add(note, len,
 						      "%s is not in the "
@@ -231,14 +233,15 @@ int distenv_topo_parse_gpus(const struct distenv_topo *topo, const char *list,
 				entry);
 		}
 		for (k = 0; gi >= 0 && k < *n_sel; k++)
-			if (sel[k] == (size_t)gi)
+			if (sel[k] == (size_t) gi)
 				gi = -1;
 		if (gi >= 0 && *n_sel < DISTENV_TOPO_GPUS_MAX)
-			sel[(*n_sel)++] = (size_t)gi;
+			sel[(*n_sel)++] = (size_t) gi;
 		p = end ? end + 1 : NULL;
 		if (end && !*p)
 			return distenv_error_set(err, where, NULL,
-						 "'%s' ends with a comma", list);
+						 "'%s' ends with a comma",
+						 list);
 	}
 	return 0;
 }
@@ -334,7 +337,7 @@ static int closer(enum distenv_topo_level la, unsigned sa,
  * nvidia-smi use) where known, else its place in bus-id order. */
 static int gpu_number(const struct distenv_topo *topo, size_t gi)
 {
-	return topo->gpus[gi].minor >= 0 ? topo->gpus[gi].minor : (int)gi;
+	return topo->gpus[gi].minor >= 0 ? topo->gpus[gi].minor : (int) gi;
 }
 
 static void describe(const struct distenv_topo *topo,
@@ -469,15 +472,16 @@ static void rank_netdevs(const struct distenv_topo *topo, const size_t *sel,
 			continue;
 		memset(&pick, 0, sizeof(pick));
 		pick.nic = i;
-		pick.level = nic->place.busid[0] ? DISTENV_TOPO_ANYWHERE
-						 : DISTENV_TOPO_VIRTUAL;
+		pick.level = nic->place.busid[0] ? DISTENV_TOPO_ANYWHERE :
+						   DISTENV_TOPO_VIRTUAL;
 		for (s = 0; s < n_sel; s++) {
 			unsigned shared;
-			enum distenv_topo_level l = locality(
-				&topo->gpus[sel[s]].place, &nic->place, &shared);
+			enum distenv_topo_level l =
+				locality(&topo->gpus[sel[s]].place, &nic->place,
+					 &shared);
 
-			if (s == 0 ||
-			    closer(l, shared, pick.level, pick.shared_bridges)) {
+			if (s == 0 || closer(l, shared, pick.level,
+					     pick.shared_bridges)) {
 				pick.level = l;
 				pick.shared_bridges = shared;
 				pick.gpu = sel[s];
@@ -489,9 +493,9 @@ static void rank_netdevs(const struct distenv_topo *topo, const size_t *sel,
 		else
 			snprintf(pick.reason, sizeof(pick.reason),
 				 "%s: %s, no GPU selected", nic->name,
-				 pick.level == DISTENV_TOPO_VIRTUAL
-					 ? "virtual (no PCI device)"
-					 : "PCI device");
+				 pick.level == DISTENV_TOPO_VIRTUAL ?
+					 "virtual (no PCI device)" :
+					 "PCI device");
 		/* Insert after every entry that is as close or closer:
 		 * stable, so ties keep topology order. */
 		for (k = plan->n_netdevs; k > 0; k--) {
@@ -573,7 +577,7 @@ int distenv_topo_prefer(const struct distenv_topo *topo,
 			shared = found->shared_bridges;
 		}
 		if (best < 0 || closer(l, shared, best_level, best_shared)) {
-			best = (int)i;
+			best = (int) i;
 			best_level = l;
 			best_shared = shared;
 			if (pick)

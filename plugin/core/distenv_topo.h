@@ -25,13 +25,13 @@
 #include "distenv_error.h"
 #include "distenv_gpus.h"
 
-#define DISTENV_TOPO_BUSID_MAX 16   /* "dddd:bb:dd.f" and NUL */
-#define DISTENV_TOPO_BRIDGES_MAX 8  /* PCI bridge levels kept per device */
+#define DISTENV_TOPO_BUSID_MAX 16 /* "dddd:bb:dd.f" and NUL */
+#define DISTENV_TOPO_BRIDGES_MAX 8 /* PCI bridge levels kept per device */
 #define DISTENV_TOPO_GPUS_MAX 64
 #define DISTENV_TOPO_NICS_MAX 64
-#define DISTENV_TOPO_PORTS_MAX 8    /* HCA ports looked at (Port1..Port8) */
-#define DISTENV_TOPO_NAME_MAX 32    /* OS device names: ib0, mlx5_0 */
-#define DISTENV_TOPO_UUID_MAX 80    /* GPU-xxxxxxxx-xxxx-... */
+#define DISTENV_TOPO_PORTS_MAX 8 /* HCA ports looked at (Port1..Port8) */
+#define DISTENV_TOPO_NAME_MAX 32 /* OS device names: ib0, mlx5_0 */
+#define DISTENV_TOPO_UUID_MAX 80 /* GPU-xxxxxxxx-xxxx-... */
 #define DISTENV_TOPO_REASON_MAX 192
 #define DISTENV_TOPO_SOURCE_MAX 320
 
@@ -44,20 +44,20 @@ struct distenv_topo_place {
 	 * host bridge or above. */
 	char bridges[DISTENV_TOPO_BRIDGES_MAX][DISTENV_TOPO_BUSID_MAX];
 	unsigned n_bridges;
-	int numa;    /* OS index of its one local NUMA node, -1: none/several */
+	int numa; /* OS index of its one local NUMA node, -1: none/several */
 	int package; /* logical index of its package, -1: unknown */
 };
 
 struct distenv_topo_gpu {
 	struct distenv_topo_place place;
 	char uuid[DISTENV_TOPO_UUID_MAX]; /* "GPU-...", "" when unknown */
-	int minor;  /* /dev/nvidiaN, from the driver's information file;
+	int minor; /* /dev/nvidiaN, from the driver's information file;
 		     * -1 when unknown */
 };
 
 enum distenv_topo_nic_kind {
 	DISTENV_TOPO_NETDEV, /* a kernel network interface: eth0, ib0 */
-	DISTENV_TOPO_HCA,    /* an OpenFabrics (verbs) device: mlx5_0 */
+	DISTENV_TOPO_HCA, /* an OpenFabrics (verbs) device: mlx5_0 */
 };
 
 /* IB port state "4: ACTIVE" (Linux sysfs infiniband/<hca>/ports/N/state,
@@ -161,12 +161,12 @@ enum distenv_topo_level {
 
 /* One chosen device with its locality to the GPU it is closest to. */
 struct distenv_topo_pick {
-	size_t nic;                  /* index into topo->nics */
+	size_t nic; /* index into topo->nics */
 	enum distenv_topo_level level;
-	unsigned shared_bridges;     /* PCI bridges shared with that GPU */
-	size_t gpu;                  /* index into topo->gpus; unused when
+	unsigned shared_bridges; /* PCI bridges shared with that GPU */
+	size_t gpu; /* index into topo->gpus; unused when
 					* no GPU was selected */
-	size_t order;                /* that GPU's place in the selection */
+	size_t order; /* that GPU's place in the selection */
 	char reason[DISTENV_TOPO_REASON_MAX]; /* "mlx5_2: same PCI switch as
 					       * GPU 2 (0000:84:00.0)" */
 };

@@ -63,7 +63,8 @@ static int check_unique(const struct distenv_step *s, const char *name,
 		snprintf(says, sizeof(says),
 			 "%s (%s): one exported value is wrong for all of them "
 			 "but one, and the rendezvous waits for the missing "
-			 "ones", many, source);
+			 "ones",
+			 many, source);
 	return fail(err, name, v, says);
 }
 
@@ -90,7 +91,8 @@ static int check_port(const struct distenv_step *s, struct distenv_error *err)
 		"unset it (distenv picks a free port of the site's range), or "
 		"export a port in 1024-65535",
 		"you exported MASTER_PORT=%s, which is not a port in "
-		"1024-65535 (ports below 1024 need root to listen on)", v);
+		"1024-65535 (ports below 1024 need root to listen on)",
+		v);
 }
 
 static int is_loopback_text(const char *v)
@@ -140,7 +142,8 @@ static int check_master_addr(const struct distenv_step *s,
 		snprintf(says, sizeof(says),
 			 "task 0 runs on %s (node index %u), where the "
 			 "rendezvous store listens, and %s is not one of its "
-			 "addresses", s->node_name, s->master_node_id, v);
+			 "addresses",
+			 s->node_name, s->master_node_id, v);
 	else
 		snprintf(says, sizeof(says),
 			 "node index 0 is %s, where the rendezvous store "
@@ -150,14 +153,14 @@ static int check_master_addr(const struct distenv_step *s,
 }
 
 int distenv_user_check(enum distenv_mode mode, const struct distenv_step *s,
-		       const struct distenv_net *net,
-		       struct distenv_error *err)
+		       const struct distenv_net *net, struct distenv_error *err)
 {
 	char nodes_buf[96], tasks[96];
 	const char *nodes;
-	const char *nnodes_src = s->kind == DISTENV_STEP_BATCH ?
-		"SLURM_JOB_NUM_NODES: nodes in the allocation" :
-		"SLURM_STEP_NUM_NODES: nodes in the step";
+	const char *nnodes_src =
+		s->kind == DISTENV_STEP_BATCH ?
+			"SLURM_JOB_NUM_NODES: nodes in the allocation" :
+			"SLURM_STEP_NUM_NODES: nodes in the step";
 
 	if (mode == DISTENV_MODE_OFF)
 		return 0;
@@ -171,9 +174,11 @@ int distenv_user_check(enum distenv_mode mode, const struct distenv_step *s,
 	    check_unique(s, "PET_NODE_RANK", nodes, "SLURM_NODEID", err))
 		return -1;
 	if (mode == DISTENV_MODE_TORCHRUN)
-		return check_unique(s, "RANK", nodes,
-				    "SLURM_NODEID; LLaMA-Factory <= 0.9.0 reads "
-				    "RANK as the node rank", err);
+		return check_unique(
+			s, "RANK", nodes,
+			"SLURM_NODEID; LLaMA-Factory <= 0.9.0 reads "
+			"RANK as the node rank",
+			err);
 	if (check_equal(s, "WORLD_SIZE", s->ntasks,
 			"SLURM_STEP_NUM_TASKS: tasks in the step", err) ||
 	    check_unique(s, "RANK",
@@ -186,6 +191,7 @@ int distenv_user_check(enum distenv_mode mode, const struct distenv_step *s,
 	return check_unique(s, "LOCAL_RANK",
 			    s->ntasks > s->nnodes ?
 				    "some node runs several tasks, each with "
-				    "its own" : "",
+				    "its own" :
+				    "",
 			    "SLURM_LOCALID", err);
 }

@@ -13,10 +13,10 @@ static int name_is_valid(const char *name)
 
 	if (!name || !name[0] || strlen(name) >= DISTENV_NAME_MAX)
 		return 0;
-	if (!isalpha((unsigned char)name[0]) && name[0] != '_')
+	if (!isalpha((unsigned char) name[0]) && name[0] != '_')
 		return 0;
 	for (i = 1; name[i]; i++)
-		if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+		if (!isalnum((unsigned char) name[i]) && name[i] != '_')
 			return 0;
 	return 1;
 }
@@ -41,11 +41,12 @@ int distenv_value_check(const char *value, const char *where,
 	 * `distenv env` output as they are; no derived or launcher value
 	 * holds one. A tab is left alone: it is blank, not a control. */
 	for (i = 0; value[i]; i++) {
-		unsigned char c = (unsigned char)value[i];
+		unsigned char c = (unsigned char) value[i];
 
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return distenv_error_set(
-				err, where, "remove the control byte from the value",
+				err, where,
+				"remove the control byte from the value",
 				"value holds the control byte 0x%02x at offset %zu",
 				c, i);
 	}
@@ -61,8 +62,9 @@ int distenv_vars_add(struct distenv_vars *vars, const char *name,
 	va_list ap;
 
 	if (!name_is_valid(name))
-		return distenv_error_set(err, name, NULL,
-					 "not a valid environment variable name");
+		return distenv_error_set(
+			err, name, NULL,
+			"not a valid environment variable name");
 	if (distenv_value_check(value, name, err))
 		return -1;
 	if (vars->count == vars->cap) {
@@ -114,8 +116,7 @@ const char *distenv_vars_value(const struct distenv_vars *vars,
 	return var ? var->value : NULL;
 }
 
-void distenv_vars_warn(struct distenv_vars *vars,
-		       const struct distenv_error *w)
+void distenv_vars_warn(struct distenv_vars *vars, const struct distenv_error *w)
 {
 	if (vars->n_warnings < DISTENV_WARNINGS_MAX)
 		vars->warnings[vars->n_warnings++] = *w;

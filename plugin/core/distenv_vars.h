@@ -18,13 +18,13 @@
 #define DISTENV_NAME_MAX 64
 
 enum distenv_action {
-	DISTENV_ACTION_SET,  /* distenv derived the value; export it */
+	DISTENV_ACTION_SET, /* distenv derived the value; export it */
 	DISTENV_ACTION_KEPT, /* the user set the variable; left as it is */
 };
 
 struct distenv_var {
 	char name[DISTENV_NAME_MAX];
-	char *value;  /* the value in force (derived, or the user's) */
+	char *value; /* the value in force (derived, or the user's) */
 	char *reason; /* where the value came from, for --distenv-show */
 	enum distenv_action action;
 };

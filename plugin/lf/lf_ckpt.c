@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-int lf_parse_resume(const char *value, const char *where, int *mode,
-		    char *path, size_t path_len, struct distenv_error *err)
+int lf_parse_resume(const char *value, const char *where, int *mode, char *path,
+		    size_t path_len, struct distenv_error *err)
 {
 	if (!value || !value[0])
 		return distenv_error_set(err, where,
 					 "give auto, off or a checkpoint "
-					 "directory", "empty value");
+					 "directory",
+					 "empty value");
 	if (!strcmp(value, "auto")) {
 		*mode = LF_RESUME_AUTO;
 		path[0] = '\0';
@@ -25,7 +26,8 @@ int lf_parse_resume(const char *value, const char *where, int *mode,
 	if (strlen(value) >= path_len)
 		return distenv_error_set(err, where, "use a shorter path",
 					 "checkpoint path longer than %zu "
-					 "bytes", path_len - 1);
+					 "bytes",
+					 path_len - 1);
 	*mode = LF_RESUME_PATH;
 	snprintf(path, path_len, "%s", value);
 	return 0;
@@ -42,12 +44,12 @@ static long long ckpt_number(const char *p)
 	n = strtoull(p + 11, &end, 10);
 	if (strcmp(end, "/") || n > 0x7fffffffffffffffULL)
 		return -1;
-	return (long long)n;
+	return (long long) n;
 }
 
 static int desc(const void *a, const void *b)
 {
-	long long x = *(const long long *)a, y = *(const long long *)b;
+	long long x = *(const long long *) a, y = *(const long long *) b;
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -107,21 +109,23 @@ void lf_ckpt_describe(const struct lf_ckpt_choice *ch, char *buf, size_t len)
 	size_t i, o;
 
 	if (ch->found)
-		o = (size_t)snprintf(buf, len, "resume from %s (newest "
-				     "complete on this node of %zu)",
-				     ch->chosen, ch->candidates);
+		o = (size_t) snprintf(buf, len,
+				      "resume from %s (newest "
+				      "complete on this node of %zu)",
+				      ch->chosen, ch->candidates);
 	else
-		o = (size_t)snprintf(buf, len, "no checkpoint complete on "
-				     "this node (%zu in output_dir): start "
-				     "from step 0", ch->candidates);
-	for (i = 0; i < ch->nskipped && i < LF_CKPT_SKIPPED_MAX && o < len;
-	     i++)
-		o += (size_t)snprintf(buf + o, len - o,
-				      "; skipped %s: partial, %zu file(s) "
-				      "missing here, first %s",
-				      ch->skipped[i].name,
-				      ch->skipped[i].missing,
-				      ch->skipped[i].first);
+		o = (size_t) snprintf(buf, len,
+				      "no checkpoint complete on "
+				      "this node (%zu in output_dir): start "
+				      "from step 0",
+				      ch->candidates);
+	for (i = 0; i < ch->nskipped && i < LF_CKPT_SKIPPED_MAX && o < len; i++)
+		o += (size_t) snprintf(buf + o, len - o,
+				       "; skipped %s: partial, %zu file(s) "
+				       "missing here, first %s",
+				       ch->skipped[i].name,
+				       ch->skipped[i].missing,
+				       ch->skipped[i].first);
 	if (ch->nskipped > LF_CKPT_SKIPPED_MAX && o < len)
 		snprintf(buf + o, len - o, "; and %zu more skipped",
 			 ch->nskipped - LF_CKPT_SKIPPED_MAX);

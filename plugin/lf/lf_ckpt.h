@@ -31,16 +31,20 @@
 
 /* --distenv-resume; DEFAULT: AUTO on a requeued job (SLURM_RESTART_COUNT
  * > 0), else OFF (the YAML and LLaMA-Factory decide, as without it). */
-enum lf_resume_mode { LF_RESUME_DEFAULT = 0, LF_RESUME_AUTO, LF_RESUME_OFF,
-		      LF_RESUME_PATH };
+enum lf_resume_mode {
+	LF_RESUME_DEFAULT = 0,
+	LF_RESUME_AUTO,
+	LF_RESUME_OFF,
+	LF_RESUME_PATH
+};
 
 /*
  * Parse "auto", "off" or a checkpoint directory (an absolute path, or
  * one relative to the directory the job runs in; at most path_len - 1
  * bytes) into *mode and path. Errors: empty value, a path too long.
  */
-int lf_parse_resume(const char *value, const char *where, int *mode,
-		    char *path, size_t path_len, struct distenv_error *err);
+int lf_parse_resume(const char *value, const char *where, int *mode, char *path,
+		    size_t path_len, struct distenv_error *err);
 
 /* The `latest` file of checkpoint dir name, or NULL (the caller's). */
 typedef const char *(*lf_latest_fn)(void *ctx, const char *name);
@@ -49,13 +53,14 @@ typedef const char *(*lf_latest_fn)(void *ctx, const char *name);
 
 struct lf_ckpt_choice {
 	int found;
-	char chosen[64];               /* "checkpoint-N", "" when none */
-	size_t candidates;             /* checkpoint-N directories seen */
-	size_t nskipped;               /* newer ones skipped (all counted) */
+	char chosen[64]; /* "checkpoint-N", "" when none */
+	size_t candidates; /* checkpoint-N directories seen */
+	size_t nskipped; /* newer ones skipped (all counted) */
+
 	struct {
 		char name[64];
-		size_t missing;        /* required files missing here */
-		char first[128];       /* the first of them */
+		size_t missing; /* required files missing here */
+		char first[128]; /* the first of them */
 	} skipped[LF_CKPT_SKIPPED_MAX];
 };
 
@@ -77,7 +82,6 @@ int lf_ckpt_choose(const struct lf_listing *ls,
  * complete on this node of 2; skipped checkpoint-8: 3 file(s) missing,
  * first checkpoint-8/latest)".
  */
-void lf_ckpt_describe(const struct lf_ckpt_choice *ch, char *buf,
-		      size_t len);
+void lf_ckpt_describe(const struct lf_ckpt_choice *ch, char *buf, size_t len);
 
 #endif

@@ -30,7 +30,7 @@ static int parse_enum(const char *value, const char *where,
 int lf_parse_soen(const char *value, const char *where, int *out,
 		  struct distenv_error *err)
 {
-	static const char *const n[] = {"auto", "yes", "no", NULL};
+	static const char *const n[] = { "auto", "yes", "no", NULL };
 
 	return parse_enum(value, where, n, out, "use auto, yes or no", err);
 }
@@ -38,7 +38,7 @@ int lf_parse_soen(const char *value, const char *where, int *out,
 int lf_parse_offload(const char *value, const char *where, int *out,
 		     struct distenv_error *err)
 {
-	static const char *const n[] = {"", "none", "cpu", "auto", NULL};
+	static const char *const n[] = { "", "none", "cpu", "auto", NULL };
 
 	return parse_enum(value, where, n, out, "use none, cpu or auto", err);
 }
@@ -46,10 +46,9 @@ int lf_parse_offload(const char *value, const char *where, int *out,
 int lf_parse_check(const char *value, const char *where, int *out,
 		   struct distenv_error *err)
 {
-	static const char *const n[] = {"warn", "strict", "off", NULL};
+	static const char *const n[] = { "warn", "strict", "off", NULL };
 
-	return parse_enum(value, where, n, out, "use warn, strict or off",
-			  err);
+	return parse_enum(value, where, n, out, "use warn, strict or off", err);
 }
 
 void lf_msgs_add(struct lf_msgs *m, enum lf_level level,
@@ -104,17 +103,20 @@ static void check_keys(const struct lf_inputs *in, struct lf_decision *dec)
 			continue;
 		near = lf_key_nearest(key);
 		lf_node_where(doc, k, where, sizeof(where));
-		snprintf(fix, sizeof(fix), "%s%s%s%s the key against "
+		snprintf(fix, sizeof(fix),
+			 "%s%s%s%s the key against "
 			 "LLaMA-Factory's hparams/ for your version "
 			 "(--distenv-check=off skips this check)",
 			 near ? "did you mean '" : "", near ? near : "",
 			 near ? "'? " : "", near ? "Check" : "check");
 		msg(dec, in, LF_ERROR, where, fix,
 		    "unknown LLaMA-Factory key '%s' (HfArgumentParser stops "
-		    "with \"Some keys are not used\")", key);
+		    "with \"Some keys are not used\")",
+		    key);
 	}
 	if (unknown > LF_UNKNOWN_KEYS_NAMED)
-		msg(dec, in, LF_ERROR, doc->name, "check the keys against "
+		msg(dec, in, LF_ERROR, doc->name,
+		    "check the keys against "
 		    "LLaMA-Factory's hparams/ for your version",
 		    "%zu more unknown LLaMA-Factory keys",
 		    unknown - LF_UNKNOWN_KEYS_NAMED);
@@ -149,27 +151,29 @@ static void merge_alloc_conf(const struct lf_inputs *in,
  * the processes that use it: keep it by turning OPTIM_TORCH off and
  * setting the other variable it stood for (spank_lf.c exports both).
  */
-static void keep_alloc_conf(const struct lf_inputs *in,
-			    struct lf_decision *dec)
+static void keep_alloc_conf(const struct lf_inputs *in, struct lf_decision *dec)
 {
-	const char *conf = dec->alloc_conf_set ? dec->alloc_conf :
-			   in->alloc_conf;
+	const char *conf =
+		dec->alloc_conf_set ? dec->alloc_conf : in->alloc_conf;
 
 	if (!conf || !conf[0] || !strcmp(conf, "expandable_segments:True"))
 		return;
 	if (!in->optim_torch) {
 		dec->optim_torch_off = 1;
-		change(dec, "OPTIM_TORCH=0, TORCH_NCCL_AVOID_RECORD_STREAMS=1 "
+		change(dec,
+		       "OPTIM_TORCH=0, TORCH_NCCL_AVOID_RECORD_STREAMS=1 "
 		       "(LLaMA-Factory 0.9.3+ would replace "
 		       "PYTORCH_CUDA_ALLOC_CONF=%s by expandable_segments:True "
-		       "in the training processes)", conf);
+		       "in the training processes)",
+		       conf);
 	} else if (truthy(in->optim_torch)) {
 		msg(dec, in, LF_WARN, "OPTIM_TORCH",
 		    "unset OPTIM_TORCH (distenv then sets it to 0 and "
 		    "TORCH_NCCL_AVOID_RECORD_STREAMS=1) or set it to 0",
 		    "OPTIM_TORCH=%s: LLaMA-Factory 0.9.3 and later replace "
 		    "PYTORCH_CUDA_ALLOC_CONF=%s by expandable_segments:True in "
-		    "the training processes", in->optim_torch, conf);
+		    "the training processes",
+		    in->optim_torch, conf);
 	}
 }
 
@@ -193,7 +197,8 @@ static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 			snprintf(why, sizeof(why),
 				 "output_dir is on node-local storage (%s); "
 				 "each node must save trainer_state.json and "
-				 "`latest` to resume", how ? how : "local");
+				 "`latest` to resume",
+				 how ? how : "local");
 		} else if (in->out_storage == LF_STORAGE_SHARED) {
 			want = 0;
 			snprintf(why, sizeof(why),
@@ -237,61 +242,22 @@ static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 		    "save_on_each_node: false with output_dir on node-local "
 		    "storage (%s): nodes other than 0 will lack "
 		    "trainer_state.json and `latest`, and a resume fails "
-		    "there", in->out_fs ? in->out_fs : "local");
+		    "there",
+		    in->out_fs ? in->out_fs : "local");
 }
 
-static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
-			 struct lf_decision *dec)
+/* The checkpoint the resume takes, in the listing LS that holds it: the
+ * files this node's ranks open (lf_resume.h), and DeepSpeed's `latest`
+ * to restore where only node 0 writes it. RESUME: the YAML's (or the
+ * override's) resume_from_checkpoint, when it names the checkpoint. */
+static void check_resume_files(const struct lf_inputs *in,
+			       struct lf_decision *dec,
+			       const struct lf_listing *ls, const char *resume)
 {
-	const struct lf_listing *ls = NULL;
 	struct lf_resume_input ri;
 	struct lf_resume_result rr;
 	struct distenv_error e;
-	char last[256];
-	int have_ckpt = in->out_ls &&
-			lf_last_checkpoint(in->out_ls, last, sizeof(last));
 
-	const char *resume = in->resume_override ? in->resume_override :
-			     u->resume;
-
-	if (resume && !resume[0])
-		return; /* the resume is decided later (lf_ckpt.h) */
-	if (resume && strcmp(resume, "true")) {
-		const char *base = strrchr(resume, '/');
-
-		/* the listing of its parent holds it under its base name */
-		base = base && base[1] ? base + 1 : resume;
-		snprintf(dec->resume_ckpt, sizeof(dec->resume_ckpt), "%s",
-			 base);
-		ls = in->ckpt_ls;
-		/* with an override the resolved copy sets
-		 * overwrite_output_dir: false */
-		if (!in->resume_override && u->overwrite_found && u->overwrite)
-			msg(dec, in, LF_WARN, "overwrite_output_dir",
-			    "remove overwrite_output_dir: true when resuming",
-			    "overwrite_output_dir: true together with "
-			    "resume_from_checkpoint: %s", u->resume);
-	} else if (have_ckpt && (u->resume ||
-				 (!(u->overwrite_found && u->overwrite) &&
-				  u->do_train_found && u->do_train))) {
-		/* LLaMA-Factory hparams/parser.py: no resume_from_checkpoint,
-		 * do_train, output_dir exists, overwrite_output_dir false:
-		 * resume from get_last_checkpoint(output_dir). */
-		snprintf(dec->resume_ckpt, sizeof(dec->resume_ckpt), "%s", last);
-		ls = in->out_ls;
-	} else if (have_ckpt && u->overwrite_found && u->overwrite) {
-		msg(dec, in, LF_WARN, "overwrite_output_dir",
-		    "set resume_from_checkpoint to resume, or "
-		    "overwrite_output_dir: false for auto-resume, or use a new "
-		    "output_dir",
-		    "output_dir holds %s but overwrite_output_dir: true "
-		    "starts from scratch and overwrites it", last);
-	}
-	if (!dec->resume_ckpt[0])
-		return;
-	dec->resume = 1;
-	if (!ls)
-		return;
 	memset(&ri, 0, sizeof(ri));
 	ri.checkpoint = dec->resume_ckpt;
 	ri.latest_tag = in->latest_tag;
@@ -316,9 +282,65 @@ static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
 		snprintf(dec->restore_tag, sizeof(dec->restore_tag), "%s",
 			 rr.tag);
 		dec->restore_latest = 1;
-		change(dec, "%s/latest = %s restored on this node (DeepSpeed "
-		       "writes it on node 0 only)", dec->resume_ckpt, rr.tag);
+		change(dec,
+		       "%s/latest = %s restored on this node (DeepSpeed "
+		       "writes it on node 0 only)",
+		       dec->resume_ckpt, rr.tag);
 	}
+}
+
+static void check_resume(const struct lf_inputs *in, const struct user_keys *u,
+			 struct lf_decision *dec)
+{
+	const struct lf_listing *ls = NULL;
+	char last[256];
+	int have_ckpt = in->out_ls &&
+			lf_last_checkpoint(in->out_ls, last, sizeof(last));
+
+	const char *resume =
+		in->resume_override ? in->resume_override : u->resume;
+
+	if (resume && !resume[0])
+		return; /* the resume is decided later (lf_ckpt.h) */
+	if (resume && strcmp(resume, "true")) {
+		const char *base = strrchr(resume, '/');
+
+		/* the listing of its parent holds it under its base name */
+		base = base && base[1] ? base + 1 : resume;
+		snprintf(dec->resume_ckpt, sizeof(dec->resume_ckpt), "%s",
+			 base);
+		ls = in->ckpt_ls;
+		/* with an override the resolved copy sets
+		 * overwrite_output_dir: false */
+		if (!in->resume_override && u->overwrite_found && u->overwrite)
+			msg(dec, in, LF_WARN, "overwrite_output_dir",
+			    "remove overwrite_output_dir: true when resuming",
+			    "overwrite_output_dir: true together with "
+			    "resume_from_checkpoint: %s",
+			    u->resume);
+	} else if (have_ckpt &&
+		   (u->resume || (!(u->overwrite_found && u->overwrite) &&
+				  u->do_train_found && u->do_train))) {
+		/* LLaMA-Factory hparams/parser.py: no resume_from_checkpoint,
+		 * do_train, output_dir exists, overwrite_output_dir false:
+		 * resume from get_last_checkpoint(output_dir). */
+		snprintf(dec->resume_ckpt, sizeof(dec->resume_ckpt), "%s",
+			 last);
+		ls = in->out_ls;
+	} else if (have_ckpt && u->overwrite_found && u->overwrite) {
+		msg(dec, in, LF_WARN, "overwrite_output_dir",
+		    "set resume_from_checkpoint to resume, or "
+		    "overwrite_output_dir: false for auto-resume, or use a new "
+		    "output_dir",
+		    "output_dir holds %s but overwrite_output_dir: true "
+		    "starts from scratch and overwrites it",
+		    last);
+	}
+	if (!dec->resume_ckpt[0])
+		return;
+	dec->resume = 1;
+	if (ls)
+		check_resume_files(in, dec, ls, resume);
 }
 
 /* A local model path that cannot be read (lf_inputs.model_missing). */
@@ -335,8 +357,8 @@ static void check_model_path(const struct lf_inputs *in,
 	    "fix the path, or put the model at that path on every node (a "
 	    "Hugging Face Hub id is written namespace/name)",
 	    "model_name_or_path: %s is a local path and cannot be read on "
-	    "this node: %s", model_path,
-	    in->model_problem ? in->model_problem : "missing");
+	    "this node: %s",
+	    model_path, in->model_problem ? in->model_problem : "missing");
 }
 
 void lf_decide_submit(const struct lf_inputs *in, const char *model_path,
@@ -358,7 +380,8 @@ static void decide_offload(const struct lf_inputs *in,
 		lf_decide_plan_memory(in, u, dec, 0, 0);
 		if (dec->have_plan && dec->mem.gpu_short) {
 			dec->ds_offload_write = 1;
-			change(dec, "DeepSpeed offload_param and "
+			change(dec,
+			       "DeepSpeed offload_param and "
 			       "offload_optimizer on cpu (--distenv-offload="
 			       "auto: %.1f GiB per GPU needed without "
 			       "offload, %.1f GiB available)",
@@ -376,27 +399,27 @@ static void decide_offload(const struct lf_inputs *in,
 			msg(dec, in, LF_ERROR, "--distenv-offload=cpu",
 			    "use a ZeRO-3 config (stage: 3)",
 			    "parameter offload needs ZeRO stage 3, the config "
-			    "has stage %d", dec->zero_stage);
+			    "has stage %d",
+			    dec->zero_stage);
 		} else if (!(f->optim_cpu && f->param_cpu)) {
 			dec->ds_offload_write = 1;
 			change(dec, "DeepSpeed offload_param and "
-			       "offload_optimizer on cpu, pinned "
-			       "(--distenv-offload=cpu)");
+				    "offload_optimizer on cpu, pinned "
+				    "(--distenv-offload=cpu)");
 		}
 	} else if (in->offload == LF_OFFLOAD_NONE && in->ds &&
 		   (f->optim_found || f->param_found)) {
 		dec->ds_offload_write = -1;
 		change(dec, "DeepSpeed offload_param and offload_optimizer "
-		       "removed (--distenv-offload=none)");
+			    "removed (--distenv-offload=none)");
 	}
 }
 
 /* Settings that fight: an offload_param without ZeRO-3, a
  * FORCE_TORCHRUN that stops a multi-node DeepSpeed run, a cutoff_len
  * beyond the model's context. Separate because these only report. */
-static void check_fights(const struct lf_inputs *in,
-			 const struct user_keys *u, const struct ds_facts *f,
-			 struct lf_decision *dec)
+static void check_fights(const struct lf_inputs *in, const struct user_keys *u,
+			 const struct ds_facts *f, struct lf_decision *dec)
 {
 	struct lf_doc *y = in->yaml;
 	yaml_node_t *root = lf_doc_root(y);
@@ -407,26 +430,29 @@ static void check_fights(const struct lf_inputs *in,
 		msg(dec, in, LF_ERROR, in->ds->name,
 		    "use stage 3 or remove offload_param",
 		    "offload_param is only valid with ZeRO stage 3, the config "
-		    "has stage %d", dec->zero_stage);
+		    "has stage %d",
+		    dec->zero_stage);
 	if (u->deepspeed && in->nnodes > 1 && in->force_torchrun &&
 	    !truthy(in->force_torchrun))
 		msg(dec, in, LF_WARN, "FORCE_TORCHRUN",
 		    "unset FORCE_TORCHRUN (distenv sets it to 1) or set it to "
-		    "1", "FORCE_TORCHRUN=%s with DeepSpeed on %u nodes: "
+		    "1",
+		    "FORCE_TORCHRUN=%s with DeepSpeed on %u nodes: "
 		    "llamafactory-cli will not start torchrun and the run "
 		    "stops (docs/contracts.md 1)",
 		    in->force_torchrun, in->nnodes);
 	if (u->cutoff_found && in->model &&
 	    in->model->max_position_embeddings &&
-	    (unsigned long long)u->cutoff_len >
+	    (unsigned long long) u->cutoff_len >
 		    in->model->max_position_embeddings) {
 		where_of(y, root, "cutoff_len", where, sizeof(where));
 		msg(dec, in, LF_WARN, where,
 		    "lower cutoff_len, or extend the context with "
 		    "rope_scaling",
 		    "cutoff_len %lld is larger than the model's "
-		    "max_position_embeddings %llu", u->cutoff_len,
-		    (unsigned long long)in->model->max_position_embeddings);
+		    "max_position_embeddings %llu",
+		    u->cutoff_len,
+		    (unsigned long long) in->model->max_position_embeddings);
 	}
 }
 
@@ -453,7 +479,7 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 		 u.output_dir ? u.output_dir : "");
 	snprintf(dec->deepspeed, sizeof(dec->deepspeed), "%s",
 		 u.deepspeed ? u.deepspeed : "");
-	dec->zero_stage = in->ds ? (f.stage_found ? (int)f.stage : 0) : 0;
+	dec->zero_stage = in->ds ? (f.stage_found ? (int) f.stage : 0) : 0;
 	dec->gather16 = dec->zero_stage == 3 && f.gather16;
 	check_keys(in, dec);
 
@@ -464,8 +490,9 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 		where_of(y, root, "deepspeed", where, sizeof(where));
 		msg(dec, in, LF_ERROR, where,
 		    "fix the path (it is relative to the directory the job "
-		    "starts in)", "deepspeed: %s cannot be read: %s",
-		    u.deepspeed, in->ds_problem ? in->ds_problem : "missing");
+		    "starts in)",
+		    "deepspeed: %s cannot be read: %s", u.deepspeed,
+		    in->ds_problem ? in->ds_problem : "missing");
 	}
 
 	check_model_path(in, dec, u.model_path);
@@ -483,7 +510,8 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 	if (optim_cpu || param_cpu) {
 		merge_alloc_conf(in, dec);
 		if (dec->alloc_conf_set)
-			change(dec, "PYTORCH_CUDA_ALLOC_CONF=%s (offload: "
+			change(dec,
+			       "PYTORCH_CUDA_ALLOC_CONF=%s (offload: "
 			       "expandable segments cut fragmentation)",
 			       dec->alloc_conf);
 	}

@@ -10,27 +10,28 @@ void lf_decide_plan_memory(const struct lf_inputs *in,
 {
 	struct plan_mem_input *m = &dec->mem_in;
 	int lora = u->finetuning_type && !strcmp(u->finetuning_type, "lora");
-	int pref = u->stage && (!strcmp(u->stage, "dpo") ||
-				!strcmp(u->stage, "kto"));
+	int pref = u->stage &&
+		   (!strcmp(u->stage, "dpo") || !strcmp(u->stage, "kto"));
 
 	memset(m, 0, sizeof(*m));
 	if (in->model_params) {
-		m->params = (double)in->model_params;
+		m->params = (double) in->model_params;
 	} else if (in->model) {
-		m->params = (double)plan_model_params(in->model);
-		m->largest_layer = (double)plan_model_largest_layer(in->model);
+		m->params = (double) plan_model_params(in->model);
+		m->largest_layer = (double) plan_model_largest_layer(in->model);
 	} else {
 		return;
 	}
 	m->trainable = m->params;
 	if (lora) {
 		uint64_t r = u->lora_rank_found && u->lora_rank > 0 ?
-				     (uint64_t)u->lora_rank : 8;
+				     (uint64_t) u->lora_rank :
+				     8;
 
 		/* LLaMA-Factory's default lora_rank is 8 (finetuning_args). */
 		if (in->model)
 			m->trainable =
-				(double)plan_model_lora_params(in->model, r);
+				(double) plan_model_lora_params(in->model, r);
 		else
 			m->trainable = m->params * 0.005;
 	}
@@ -48,8 +49,7 @@ void lf_decide_plan_memory(const struct lf_inputs *in,
 	dec->have_plan = 1;
 }
 
-void lf_decide_check_memory(const struct lf_inputs *in,
-			    struct lf_decision *dec)
+void lf_decide_check_memory(const struct lf_inputs *in, struct lf_decision *dec)
 {
 	const struct plan_mem_plan *p = &dec->mem;
 
@@ -72,8 +72,8 @@ void lf_decide_check_memory(const struct lf_inputs *in,
 		    "ask for more memory (--mem) or turn offload off "
 		    "(--distenv-offload=none)",
 		    "host memory: %.1f GiB needed while training, the job "
-		    "has %.1f GiB on the node", plan_gib(p->host_steady),
-		    plan_gib(in->host_mem));
+		    "has %.1f GiB on the node",
+		    plan_gib(p->host_steady), plan_gib(in->host_mem));
 	}
 	if (in->node_id == 0 && p->host_short)
 		msg(dec, in, LF_WARN, "node 0",
@@ -100,8 +100,8 @@ void lf_decide_check_memory(const struct lf_inputs *in,
 static int expandable_in_effect(const struct lf_inputs *in,
 				const struct lf_decision *dec)
 {
-	const char *conf = dec->alloc_conf_set ? dec->alloc_conf :
-			   in->alloc_conf;
+	const char *conf =
+		dec->alloc_conf_set ? dec->alloc_conf : in->alloc_conf;
 
 	if (conf && strstr(conf, "expandable_segments:True"))
 		return 1;
@@ -126,29 +126,30 @@ void lf_decide_plan_fit(const struct lf_inputs *in, const struct user_keys *u,
 	x->mem = dec->mem_in;
 	x->act.model = in->model;
 	/* transformers' TrainingArguments default: 8 */
-	x->act.batch = u->batch_found && u->batch > 0 ? (uint32_t)u->batch : 8;
+	x->act.batch = u->batch_found && u->batch > 0 ? (uint32_t) u->batch : 8;
 	x->act.pairwise = 1;
 	/* orpo and simpo need no reference model (use_ref_model) */
-	lf_get_str(in->yaml, lf_doc_root(in->yaml), "pref_loss", &loss,
-		   &found, NULL);
-	x->act.reference = dec->mem_in.reference_model &&
-			   !(loss && (!strcmp(loss, "orpo") ||
-				      !strcmp(loss, "simpo")));
+	lf_get_str(in->yaml, lf_doc_root(in->yaml), "pref_loss", &loss, &found,
+		   NULL);
+	x->act.reference =
+		dec->mem_in.reference_model &&
+		!(loss && (!strcmp(loss, "orpo") || !strcmp(loss, "simpo")));
 	x->mem.reference_model = x->act.reference;
 	x->act.grad_ckpt = !(u->no_gc_found && u->no_gc);
 	x->act.liger = u->liger_found && u->liger;
 	x->act.unsloth_gc = u->unsloth_gc_found && u->unsloth_gc;
-	x->act.attn = !u->flash_attn ? PLAN_ATTN_SDPA :
+	x->act.attn = !u->flash_attn                     ? PLAN_ATTN_SDPA :
 		      !strcmp(u->flash_attn, "disabled") ? PLAN_ATTN_EAGER :
-		      !strncmp(u->flash_attn, "fa", 2) ? PLAN_ATTN_FA2 :
-							 PLAN_ATTN_SDPA;
-	x->max_live = (double)f->max_live;
-	x->prefetch_bucket = (double)f->prefetch;
-	x->reduce_bucket = (double)f->reduce;
+		      !strncmp(u->flash_attn, "fa", 2)   ? PLAN_ATTN_FA2 :
+							   PLAN_ATTN_SDPA;
+	x->max_live = (double) f->max_live;
+	x->prefetch_bucket = (double) f->prefetch;
+	x->reduce_bucket = (double) f->reduce;
 	x->expandable = expandable_in_effect(in, dec);
 	x->answer_tokens = in->answer_tokens;
 	x->cutoff_len = u->cutoff_found && u->cutoff_len > 0 ?
-				(uint32_t)u->cutoff_len : 0;
+				(uint32_t) u->cutoff_len :
+				0;
 	plan_fit_plan(x, &dec->fit);
 	dec->have_fit = 1;
 }
@@ -174,8 +175,9 @@ void lf_decide_check_fit(const struct lf_inputs *in, const struct user_keys *u,
 		    "cutoff_len %lld: a DPO step of that length needs %.1f "
 		    "GiB per GPU; the longest row that fits is %u tokens "
 		    "(band %u-%u with fragmentation), a prompt of %u with "
-		    "%u-token answers", u->cutoff_len, plan_gib(x->gpu_total),
-		    x->max_seq, x->max_seq_lo, x->max_seq_hi, x->max_prompt,
+		    "%u-token answers",
+		    u->cutoff_len, plan_gib(x->gpu_total), x->max_seq,
+		    x->max_seq_lo, x->max_seq_hi, x->max_prompt,
 		    x->answer_tokens);
 	}
 	if (in->node_id == 0 && in->host_mem > 0 && x->host_unsloth > 0 &&
@@ -186,7 +188,8 @@ void lf_decide_check_fit(const struct lf_inputs *in, const struct user_keys *u,
 		    "host memory at checkpoint time with use_unsloth_gc: "
 		    "%.1f GiB needed (%.1f up to %.1f pinned for the layer "
 		    "inputs of %.0f-token rows), the job has %.1f GiB on the "
-		    "node", plan_gib(x->host_at_save_cached),
-		    plan_gib(x->host_unsloth), plan_gib(x->host_unsloth_cached),
-		    x->breakdown_seq, plan_gib(in->host_mem));
+		    "node",
+		    plan_gib(x->host_at_save_cached), plan_gib(x->host_unsloth),
+		    plan_gib(x->host_unsloth_cached), x->breakdown_seq,
+		    plan_gib(in->host_mem));
 }

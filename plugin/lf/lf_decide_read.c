@@ -20,16 +20,16 @@ int lf_decide_read_user_keys(struct lf_doc *doc, struct user_keys *u,
 			&u->soen_found, err) ||
 	    lf_get_bool(doc, root, "overwrite_output_dir", &u->overwrite,
 			&u->overwrite_found, err) ||
-	    lf_get_bool(doc, root, "do_train", &u->do_train,
-			&u->do_train_found, err) ||
+	    lf_get_bool(doc, root, "do_train", &u->do_train, &u->do_train_found,
+			err) ||
 	    lf_get_int(doc, root, "cutoff_len", &u->cutoff_len,
 		       &u->cutoff_found, err) ||
 	    lf_get_int(doc, root, "lora_rank", &u->lora_rank,
 		       &u->lora_rank_found, err) ||
 	    lf_get_int(doc, root, "per_device_train_batch_size", &u->batch,
 		       &u->batch_found, err) ||
-	    lf_get_bool(doc, root, "disable_gradient_checkpointing",
-			&u->no_gc, &u->no_gc_found, err) ||
+	    lf_get_bool(doc, root, "disable_gradient_checkpointing", &u->no_gc,
+			&u->no_gc_found, err) ||
 	    lf_get_bool(doc, root, "enable_liger_kernel", &u->liger,
 			&u->liger_found, err) ||
 	    lf_get_bool(doc, root, "use_unsloth_gc", &u->unsloth_gc,
@@ -68,9 +68,8 @@ static int ds_size(struct lf_doc *ds, yaml_node_t *zero, const char *key,
 	return lf_get_int(ds, zero, key, out, &found, err);
 }
 
-static int offload_device(struct lf_doc *ds, yaml_node_t *zero,
-			  const char *key, int *cpu, int *found,
-			  struct distenv_error *err)
+static int offload_device(struct lf_doc *ds, yaml_node_t *zero, const char *key,
+			  int *cpu, int *found, struct distenv_error *err)
 {
 	yaml_node_t *o = lf_map_get(ds, zero, key, NULL);
 	const char *dev = NULL;
@@ -83,10 +82,12 @@ static int offload_device(struct lf_doc *ds, yaml_node_t *zero,
 		return 0;
 	if (o->type != YAML_MAPPING_NODE) {
 		lf_node_where(ds, o, where, sizeof(where));
-		return distenv_error_set(err, where, "write it as {\"device\": "
+		return distenv_error_set(err, where,
+					 "write it as {\"device\": "
 					 "\"cpu\", \"pin_memory\": true}",
 					 "zero_optimization.%s is not a "
-					 "mapping", key);
+					 "mapping",
+					 key);
 	}
 	if (lf_get_str(ds, o, "device", &dev, &f, err))
 		return -1;
@@ -97,8 +98,8 @@ static int offload_device(struct lf_doc *ds, yaml_node_t *zero,
 int lf_decide_read_ds(struct lf_doc *ds, struct ds_facts *f,
 		      struct distenv_error *err)
 {
-	yaml_node_t *zero = lf_map_get(ds, lf_doc_root(ds),
-				       "zero_optimization", NULL);
+	yaml_node_t *zero =
+		lf_map_get(ds, lf_doc_root(ds), "zero_optimization", NULL);
 	int found = 0;
 	char where[LF_DOC_NAME_MAX + 32];
 
@@ -113,9 +114,10 @@ int lf_decide_read_ds(struct lf_doc *ds, struct ds_facts *f,
 	if (lf_get_int(ds, zero, "stage", &f->stage, &f->stage_found, err))
 		return -1;
 	{
-		yaml_node_t *g = lf_map_get(
-			ds, zero, "stage3_gather_16bit_weights_on_model_save",
-			NULL);
+		yaml_node_t *g =
+			lf_map_get(ds, zero,
+				   "stage3_gather_16bit_weights_on_model_save",
+				   NULL);
 		/* Transformers fills "auto" values; this one it leaves to
 		 * DeepSpeed, whose default is false. */
 		if (!(g && lf_scalar(g) && !strcmp(lf_scalar(g), "auto")) &&

@@ -22,12 +22,12 @@ struct user_keys {
 	const char *stage, *finetuning_type, *output_dir, *deepspeed;
 	const char *resume, *model_path;
 	int soen, soen_found, overwrite, overwrite_found, do_train,
-	    do_train_found;
+		do_train_found;
 	long long cutoff_len, lora_rank, batch;
 	int cutoff_found, lora_rank_found, batch_found;
 	/* activation switches (LLaMA-Factory hparams/model_args.py) */
 	int no_gc, no_gc_found, liger, liger_found, unsloth_gc,
-	    unsloth_gc_found;
+		unsloth_gc_found;
 	const char *flash_attn;
 };
 
@@ -35,7 +35,7 @@ struct user_keys {
 struct ds_facts {
 	long long stage;
 	int stage_found, gather16, param_cpu, optim_cpu, param_found,
-	    optim_found;
+		optim_found;
 	/* ZeRO-3 buffer sizes in elements, 0 when absent or "auto" */
 	long long max_live, prefetch, reduce;
 };
@@ -63,12 +63,12 @@ void lf_decide_check_fit(const struct lf_inputs *in, const struct user_keys *u,
 
 /* A finding, as lf_decide's: dropped under check=off, an error under
  * check=strict. */
-static inline void msg(struct lf_decision *dec, const struct lf_inputs *in,
+inline static void msg(struct lf_decision *dec, const struct lf_inputs *in,
 		       enum lf_level level, const char *where, const char *fix,
 		       const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
-static inline void msg(struct lf_decision *dec, const struct lf_inputs *in,
+inline static void msg(struct lf_decision *dec, const struct lf_inputs *in,
 		       enum lf_level level, const char *where, const char *fix,
 		       const char *fmt, ...)
 {
@@ -89,7 +89,7 @@ static inline void msg(struct lf_decision *dec, const struct lf_inputs *in,
 }
 
 /* FILE:LINE:COL of key in map, for messages. */
-static inline void where_of(struct lf_doc *doc, yaml_node_t *map,
+inline static void where_of(struct lf_doc *doc, yaml_node_t *map,
 			    const char *key, char *buf, size_t len)
 {
 	yaml_node_t *k = NULL;
@@ -99,7 +99,7 @@ static inline void where_of(struct lf_doc *doc, yaml_node_t *map,
 }
 
 /* An environment switch LLaMA-Factory reads as on. */
-static inline int truthy(const char *v)
+inline static int truthy(const char *v)
 {
 	/* LLaMA-Factory cli.py/launcher.py: FORCE_TORCHRUN in true, y, 1
 	 * (lower-cased; v0.9.2+; before: true, 1). */

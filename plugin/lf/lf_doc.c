@@ -16,8 +16,7 @@ static void set_name(struct lf_doc *doc, const char *name)
 static void mark_where(const struct lf_doc *doc, const yaml_mark_t *m,
 		       char *buf, size_t len)
 {
-	snprintf(buf, len, "%s:%zu:%zu", doc->name, m->line + 1,
-		 m->column + 1);
+	snprintf(buf, len, "%s:%zu:%zu", doc->name, m->line + 1, m->column + 1);
 }
 
 /* The text libyaml parses: doc's own copy, at most LF_DOC_MAX_BYTES. */
@@ -27,7 +26,8 @@ static int copy_text(struct lf_doc *doc, const char *buf, size_t len,
 	if (len > LF_DOC_MAX_BYTES)
 		return distenv_error_set(err, doc->name, "give a smaller file",
 					 "file is %zu bytes, more than the %u "
-					 "distenv reads", len, LF_DOC_MAX_BYTES);
+					 "distenv reads",
+					 len, LF_DOC_MAX_BYTES);
 	doc->text = malloc(len + 1);
 	if (!doc->text)
 		return distenv_error_set(err, doc->name, NULL, "out of memory");
@@ -53,8 +53,9 @@ static int fail_syntax(const struct lf_doc *doc, const yaml_parser_t *parser,
 	 * user looks. */
 	char where[LF_DOC_NAME_MAX + 32];
 
-	mark_where(doc, parser->context ? &parser->context_mark :
-					  &parser->problem_mark,
+	mark_where(doc,
+		   parser->context ? &parser->context_mark :
+				     &parser->problem_mark,
 		   where, sizeof(where));
 	if (parser->context)
 		return distenv_error_set(
@@ -66,8 +67,7 @@ static int fail_syntax(const struct lf_doc *doc, const yaml_parser_t *parser,
 			parser->problem_mark.column + 1);
 	return distenv_error_set(err, where, "fix the syntax at that place",
 				 "YAML/JSON syntax error: %s",
-				 parser->problem ? parser->problem :
-						   "unknown");
+				 parser->problem ? parser->problem : "unknown");
 }
 
 /* The loaded document holds one mapping, as LLaMA-Factory's YAML does. */
@@ -77,12 +77,14 @@ static int check_root(struct lf_doc *doc, struct distenv_error *err)
 	char where[LF_DOC_NAME_MAX + 32];
 
 	if (!root)
-		return distenv_error_set(err, doc->name, "the file must hold a "
+		return distenv_error_set(err, doc->name,
+					 "the file must hold a "
 					 "mapping of keys to values",
 					 "file is empty");
 	if (root->type != YAML_MAPPING_NODE) {
 		lf_node_where(doc, root, where, sizeof(where));
-		return distenv_error_set(err, where, "the file must hold a "
+		return distenv_error_set(err, where,
+					 "the file must hold a "
 					 "mapping of keys to values",
 					 "top level is not a mapping");
 	}
@@ -90,8 +92,8 @@ static int check_root(struct lf_doc *doc, struct distenv_error *err)
 }
 
 /* A second document: PyYAML's safe_load refuses it too. */
-static int check_one_document(const struct lf_doc *doc,
-			      yaml_parser_t *parser, struct distenv_error *err)
+static int check_one_document(const struct lf_doc *doc, yaml_parser_t *parser,
+			      struct distenv_error *err)
 {
 	yaml_document_t extra;
 	yaml_node_t *second;
@@ -110,7 +112,8 @@ static int check_one_document(const struct lf_doc *doc,
 		mark_where(doc, &second->start_mark, where, sizeof(where));
 	yaml_document_delete(&extra);
 	if (second)
-		return distenv_error_set(err, where, "keep one document per "
+		return distenv_error_set(err, where,
+					 "keep one document per "
 					 "file (remove the second '---')",
 					 "more than one YAML document");
 	return 0;
@@ -132,7 +135,7 @@ int lf_doc_load(struct lf_doc *doc, const char *name, const char *buf,
 	/* LLaMA-Factory opens the file as UTF-8 text (Path.read_text());
 	 * other encodings are refused rather than guessed. */
 	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)doc->text,
+	yaml_parser_set_input_string(&parser, (const unsigned char *) doc->text,
 				     doc->len);
 	if (!yaml_parser_load(&parser, &doc->ydoc)) {
 		fail_syntax(doc, &parser, err);
@@ -160,8 +163,8 @@ yaml_node_t *lf_doc_root(struct lf_doc *doc)
 	return doc->loaded ? yaml_document_get_root_node(&doc->ydoc) : NULL;
 }
 
-yaml_node_t *lf_map_get(struct lf_doc *doc, yaml_node_t *map,
-			const char *key, yaml_node_t **key_node)
+yaml_node_t *lf_map_get(struct lf_doc *doc, yaml_node_t *map, const char *key,
+			yaml_node_t **key_node)
 {
 	yaml_node_pair_t *p;
 	yaml_node_t *found = NULL;
@@ -175,7 +178,7 @@ yaml_node_t *lf_map_get(struct lf_doc *doc, yaml_node_t *map,
 		yaml_node_t *k = yaml_document_get_node(&doc->ydoc, p->key);
 
 		if (k && k->type == YAML_SCALAR_NODE &&
-		    strcmp((const char *)k->data.scalar.value, key) == 0) {
+		    strcmp((const char *) k->data.scalar.value, key) == 0) {
 			found = yaml_document_get_node(&doc->ydoc, p->value);
 			if (key_node)
 				*key_node = k;
@@ -184,8 +187,8 @@ yaml_node_t *lf_map_get(struct lf_doc *doc, yaml_node_t *map,
 	return found;
 }
 
-void lf_node_where(const struct lf_doc *doc, const yaml_node_t *node,
-		   char *buf, size_t len)
+void lf_node_where(const struct lf_doc *doc, const yaml_node_t *node, char *buf,
+		   size_t len)
 {
 	if (!node)
 		snprintf(buf, len, "%s", doc->name);
@@ -197,7 +200,7 @@ const char *lf_scalar(const yaml_node_t *node)
 {
 	if (!node || node->type != YAML_SCALAR_NODE)
 		return NULL;
-	return (const char *)node->data.scalar.value;
+	return (const char *) node->data.scalar.value;
 }
 
 int lf_is_null(const yaml_node_t *node)
@@ -214,10 +217,12 @@ int lf_parse_bool(const char *s, int *val)
 {
 	/* YAML 1.1 bool (https://yaml.org/type/bool.html), the forms PyYAML's
 	 * resolver accepts. */
-	static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes",
-					  "YES", "on", "On", "ON", "y", "Y"};
-	static const char *const no[] = {"false", "False", "FALSE", "no", "No",
-					 "NO", "off", "Off", "OFF", "n", "N"};
+	static const char *const yes[] = { "true", "True", "TRUE", "yes",
+					   "Yes",  "YES",  "on",   "On",
+					   "ON",   "y",    "Y" };
+	static const char *const no[] = { "false", "False", "FALSE", "no",
+					  "No",    "NO",    "off",   "Off",
+					  "OFF",   "n",     "N" };
 	size_t i;
 
 	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
@@ -250,18 +255,21 @@ static int type_error(struct lf_doc *doc, yaml_node_t *v, const char *key,
 
 	lf_node_where(doc, v, where, sizeof(where));
 	if (s)
-		return distenv_error_set(err, where, "see LLaMA-Factory's "
+		return distenv_error_set(err, where,
+					 "see LLaMA-Factory's "
 					 "examples/ for the form",
 					 "%s: '%s' is not %s", key, s, want);
-	return distenv_error_set(err, where, "see LLaMA-Factory's examples/ "
-				 "for the form", "%s: a %s is not %s", key,
+	return distenv_error_set(err, where,
+				 "see LLaMA-Factory's examples/ "
+				 "for the form",
+				 "%s: a %s is not %s", key,
 				 v->type == YAML_MAPPING_NODE ? "mapping" :
-							       "list",
+								"list",
 				 want);
 }
 
-int lf_get_bool(struct lf_doc *doc, yaml_node_t *map, const char *key,
-		int *val, int *found, struct distenv_error *err)
+int lf_get_bool(struct lf_doc *doc, yaml_node_t *map, const char *key, int *val,
+		int *found, struct distenv_error *err)
 {
 	yaml_node_t *v = get_value(doc, map, key, found);
 	const char *s;
@@ -292,7 +300,7 @@ int lf_get_int(struct lf_doc *doc, yaml_node_t *map, const char *key,
 	d = strtod(s, &end);
 	if (*end || errno || d != floor(d) || d < -9e18 || d > 9e18)
 		return type_error(doc, v, key, "an integer", err);
-	*val = (long long)d;
+	*val = (long long) d;
 	return 0;
 }
 

@@ -28,7 +28,7 @@ struct lf_doc {
 	yaml_document_t ydoc;
 	int loaded;
 	char name[LF_DOC_NAME_MAX]; /* the file, for messages */
-	char *text;                 /* a copy of the source, NUL-ended */
+	char *text; /* a copy of the source, NUL-ended */
 	size_t len;
 };
 
@@ -50,12 +50,12 @@ yaml_node_t *lf_doc_root(struct lf_doc *doc);
 /* The node of the value of key in mapping map, or NULL; *key_node (may
  * be NULL) gets the key's node. With a key given twice, the last wins,
  * as in PyYAML and Python's json. */
-yaml_node_t *lf_map_get(struct lf_doc *doc, yaml_node_t *map,
-			const char *key, yaml_node_t **key_node);
+yaml_node_t *lf_map_get(struct lf_doc *doc, yaml_node_t *map, const char *key,
+			yaml_node_t **key_node);
 
 /* "name:line:col" of node (1-based, as editors count). */
-void lf_node_where(const struct lf_doc *doc, const yaml_node_t *node,
-		   char *buf, size_t len);
+void lf_node_where(const struct lf_doc *doc, const yaml_node_t *node, char *buf,
+		   size_t len);
 
 /* The scalar text of node, or NULL when node is not a scalar. */
 const char *lf_scalar(const yaml_node_t *node);
@@ -75,8 +75,8 @@ int lf_is_null(const yaml_node_t *node);
  *   value, which DeepSpeed's shipped configs use).
  * - str: any scalar (a quoted number stays a string).
  */
-int lf_get_bool(struct lf_doc *doc, yaml_node_t *map, const char *key,
-		int *val, int *found, struct distenv_error *err);
+int lf_get_bool(struct lf_doc *doc, yaml_node_t *map, const char *key, int *val,
+		int *found, struct distenv_error *err);
 int lf_get_int(struct lf_doc *doc, yaml_node_t *map, const char *key,
 	       long long *val, int *found, struct distenv_error *err);
 int lf_get_str(struct lf_doc *doc, yaml_node_t *map, const char *key,

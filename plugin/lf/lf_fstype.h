@@ -18,8 +18,8 @@
 
 enum lf_storage {
 	LF_STORAGE_UNKNOWN = 0, /* not in the table: the user or site decides */
-	LF_STORAGE_LOCAL,       /* each node sees its own files */
-	LF_STORAGE_SHARED,      /* every node sees the same files */
+	LF_STORAGE_LOCAL, /* each node sees its own files */
+	LF_STORAGE_SHARED, /* every node sees the same files */
 };
 
 /* "local", "shared" or "unknown". */
@@ -41,7 +41,7 @@ enum lf_storage lf_fstype_classify(uint64_t f_type, const char **fs_name);
  * path itself or a parent directory of it wins (/scratch covers
  * /scratch/u1 but not /scratch2). Errors: a malformed entry, named.
  */
-int lf_site_storage(const char *policy, const char *path,
-		    enum lf_storage *out, struct distenv_error *err);
+int lf_site_storage(const char *policy, const char *path, enum lf_storage *out,
+		    struct distenv_error *err);
 
 #endif

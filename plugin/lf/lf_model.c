@@ -29,7 +29,7 @@ static int read_u64(struct lf_doc *doc, yaml_node_t *map, const char *key,
 		return distenv_error_set(err, where, NULL,
 					 "%s: %lld is out of range", key, v);
 	}
-	*out = (uint64_t)v;
+	*out = (uint64_t) v;
 	return 0;
 }
 
@@ -54,10 +54,10 @@ int lf_model_read(struct lf_doc *doc, struct plan_model_config *cfg,
 	if (found)
 		snprintf(cfg->model_type, sizeof(cfg->model_type), "%s", type);
 	if (read_u64(doc, map, "hidden_size", 1, &cfg->hidden_size, err) ||
-	    read_u64(doc, map, "num_hidden_layers", 1,
-		     &cfg->num_hidden_layers, err) ||
-	    read_u64(doc, map, "intermediate_size", 1,
-		     &cfg->intermediate_size, err) ||
+	    read_u64(doc, map, "num_hidden_layers", 1, &cfg->num_hidden_layers,
+		     err) ||
+	    read_u64(doc, map, "intermediate_size", 1, &cfg->intermediate_size,
+		     err) ||
 	    read_u64(doc, map, "vocab_size", 1, &cfg->vocab_size, err) ||
 	    read_u64(doc, map, "num_attention_heads", 1,
 		     &cfg->num_attention_heads, err) ||

@@ -50,7 +50,7 @@ static void read_latest(const char *ckpt_dir, char *tag, size_t len)
 	tag[0] = '\0';
 	snprintf(path, sizeof(path), "%s/latest", ckpt_dir);
 	if (distenv_file_read(path, &lf_sys_latest_rules, &f, NULL) == 0) {
-		snprintf(tag, len, "%.*s", (int)strcspn(f.data, " \t\r\n"),
+		snprintf(tag, len, "%.*s", (int) strcspn(f.data, " \t\r\n"),
 			 f.data);
 		distenv_file_free(&f);
 	}
@@ -75,8 +75,8 @@ static const char *latest_of(void *p, const char *name)
 static void add_change(struct lf_decision *dec, const char *text)
 {
 	if (dec->nchanges < LF_CHANGE_MAX)
-		snprintf(dec->changes[dec->nchanges++],
-			 sizeof(dec->changes[0]), "%s", text);
+		snprintf(dec->changes[dec->nchanges++], sizeof(dec->changes[0]),
+			 "%s", text);
 }
 
 /*
@@ -101,8 +101,8 @@ void lf_resolved_dir(const char *base, unsigned uid, uint32_t job_id,
 {
 	size_t used;
 
-	snprintf(buf, len, "%s/distenv-%u-%u.%u-%u", base, uid, job_id,
-		 step_id, node_id);
+	snprintf(buf, len, "%s/distenv-%u-%u.%u-%u", base, uid, job_id, step_id,
+		 node_id);
 	used = strlen(buf);
 	if (restart && used < len)
 		snprintf(buf + used, len - used, "-r%u", restart);
@@ -117,7 +117,8 @@ static const char *resolved_base(const char *tmpdir, struct lf_decision *dec)
 
 	if (base == tmpdir || !tmpdir || !tmpdir[0])
 		return base;
-	snprintf(text, sizeof(text), "written under /tmp, not TMPDIR=\"%s\": "
+	snprintf(text, sizeof(text),
+		 "written under /tmp, not TMPDIR=\"%s\": "
 		 "LLaMA-Factory splits torchrun's command line on whitespace",
 		 tmpdir);
 	add_change(dec, text);
@@ -137,7 +138,7 @@ static int choose_auto(const char *output_dir, struct lf_sys_listing *out_ls,
 {
 	struct lf_resume_input ri;
 	struct lf_ckpt_choice ch;
-	struct latest_ctx lc = {output_dir, ""};
+	struct latest_ctx lc = { output_dir, "" };
 
 	in->resume_override = "";
 	if (lf_decide(in, &res->dec, err))
@@ -171,27 +172,28 @@ static void header(const struct lf_prepare_request *req,
 {
 	size_t i, o;
 
-	o = (size_t)snprintf(buf, len,
-			     "Resolved by distenv from %s (job %u step %u, "
-			     "node %u of %u). The user's file is unchanged.\n",
-			     req->config, f->job_id, f->step_id, f->node_id,
-			     f->nnodes);
+	o = (size_t) snprintf(buf, len,
+			      "Resolved by distenv from %s (job %u step %u, "
+			      "node %u of %u). The user's file is unchanged.\n",
+			      req->config, f->job_id, f->step_id, f->node_id,
+			      f->nnodes);
 	if (!dec->nchanges && o < len)
-		o += (size_t)snprintf(buf + o, len - o,
-				      "No value changed: every key is the "
-				      "user's.\n");
+		o += (size_t) snprintf(buf + o, len - o,
+				       "No value changed: every key is the "
+				       "user's.\n");
 	for (i = 0; i < dec->nchanges && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "changed: %s\n",
-				      dec->changes[i]);
+		o += (size_t) snprintf(buf + o, len - o, "changed: %s\n",
+				       dec->changes[i]);
 	if (ds_path[0] && o < len)
-		snprintf(buf + o, len - o,
-			 "deepspeed: now %s (a copy of %s with the change above)\n",
-			 ds_path, dec->deepspeed);
+		snprintf(
+			buf + o, len - o,
+			"deepspeed: now %s (a copy of %s with the change above)\n",
+			ds_path, dec->deepspeed);
 }
 
 static int wait_for(const char *path, struct distenv_error *err)
 {
-	struct timespec ts = {0, 100 * 1000 * 1000};
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
 	int i;
 
 	for (i = 0; i < LF_WAIT_S * 10; i++) {
@@ -199,9 +201,12 @@ static int wait_for(const char *path, struct distenv_error *err)
 			return 0;
 		nanosleep(&ts, NULL);
 	}
-	return distenv_error_set(err, path, "see the message of the node's "
-				 "first task", "the resolved config did not "
-				 "appear within %d s", LF_WAIT_S);
+	return distenv_error_set(err, path,
+				 "see the message of the node's "
+				 "first task",
+				 "the resolved config did not "
+				 "appear within %d s",
+				 LF_WAIT_S);
 }
 
 /* lf_inputs.model_missing: a local path (lf_model_path_is_local) that
@@ -215,8 +220,7 @@ static void model_readable(const char *model_path, struct lf_inputs *in)
 	}
 }
 
-static int first_error(const struct lf_decision *dec,
-		       struct distenv_error *err)
+static int first_error(const struct lf_decision *dec, struct distenv_error *err)
 {
 	size_t i;
 
@@ -246,7 +250,7 @@ struct prep_state {
 	struct lf_sys_listing out_ls, ckpt_ls;
 	const char *output_dir, *deepspeed, *model_path, *resume, *fs;
 	char latest[128];
-	char how[256];   /* how output_dir's storage was found */
+	char how[256]; /* how output_dir's storage was found */
 	int mode, have_ds, have_model;
 };
 
@@ -326,10 +330,10 @@ static void prepare_load_marks(const struct lf_prepare_facts *f,
 	if (!st->output_dir || f->nnodes < 2 || !f->node_name ||
 	    !f->node_name[0] || !f->partner_name || !f->partner_name[0])
 		return;
-	own_ok = lf_sys_mark_read(st->output_dir, f->node_name, own,
-				  sizeof(own)) &&
-		 lf_mark_matches(own, f->job_id, f->restart_count,
-				 f->node_name);
+	own_ok =
+		lf_sys_mark_read(st->output_dir, f->node_name, own,
+				 sizeof(own)) &&
+		lf_mark_matches(own, f->job_id, f->restart_count, f->node_name);
 	other_ok = lf_sys_mark_read(st->output_dir, f->partner_name, other,
 				    sizeof(other)) &&
 		   lf_mark_matches(other, f->job_id, f->restart_count,
@@ -343,17 +347,18 @@ static void prepare_load_marks(const struct lf_prepare_facts *f,
 	if (verdict == LF_STORAGE_UNKNOWN) {
 		snprintf(st->how, sizeof(st->how),
 			 "guessed from %s: no --distenv-mark-storage step of "
-			 "this job start marked it", guess);
+			 "this job start marked it",
+			 guess);
 		st->in.out_how = st->how;
 		return;
 	}
 	n = snprintf(st->how, sizeof(st->how),
 		     "probed: %s's mark of this job start is %svisible here",
 		     f->partner_name, other_ok ? "" : "not ");
-	if (n > 0 && (size_t)n < sizeof(st->how) &&
+	if (n > 0 && (size_t) n < sizeof(st->how) &&
 	    st->in.out_storage != LF_STORAGE_UNKNOWN &&
 	    st->in.out_storage != verdict)
-		snprintf(st->how + n, sizeof(st->how) - (size_t)n,
+		snprintf(st->how + n, sizeof(st->how) - (size_t) n,
 			 ", though %s says %s", guess,
 			 lf_storage_name(st->in.out_storage));
 	st->in.out_storage = verdict;
@@ -387,13 +392,14 @@ static int prepare_load_resume(const struct lf_prepare_request *req,
 			 st->resume);
 		snprintf(res->resume_note, sizeof(res->resume_note),
 			 "resume from %s (--distenv-resume: the step's "
-			 "choice)", st->resume);
+			 "choice)",
+			 st->resume);
 	}
 	resume = st->resume;
 	if (st->mode == LF_RESUME_AUTO) {
 		/* chosen after the first decision (choose_auto) */
 	} else if (resume && strcmp(resume, "true") && strcmp(resume, "True") &&
-	    is_dir(resume)) {
+		   is_dir(resume)) {
 		const char *base = strrchr(resume, '/');
 
 		base = base && base[1] ? base + 1 : resume;
@@ -401,8 +407,7 @@ static int prepare_load_resume(const struct lf_prepare_request *req,
 			return -1;
 		st->in.ckpt_ls = &st->ckpt_ls.ls;
 		read_latest(resume, st->latest, sizeof(st->latest));
-	} else if (resume && strcmp(resume, "true") &&
-		   strcmp(resume, "True")) {
+	} else if (resume && strcmp(resume, "true") && strcmp(resume, "True")) {
 		/* A resume path that does not exist: nothing to list, so
 		 * every file shows as missing. */
 		st->in.ckpt_ls = &st->ckpt_ls.ls;
@@ -438,11 +443,11 @@ static int prepare_decide(const struct lf_prepare_request *req,
 	in->alloc_conf = f->alloc_conf;
 	in->optim_torch = f->optim_torch;
 	in->out_fs = st->fs;
-	in->gpu_mem = (double)req->gpu_mem;
+	in->gpu_mem = (double) req->gpu_mem;
 	in->answer_tokens = req->answer_tokens;
-	in->host_mem = req->host_mem ? (double)req->host_mem :
-		       f->alloc_mem_mb ? (double)f->alloc_mem_mb * 1048576.0 :
-					 (double)f->node_ram;
+	in->host_mem = req->host_mem   ? (double) req->host_mem :
+		       f->alloc_mem_mb ? (double) f->alloc_mem_mb * 1048576.0 :
+					 (double) f->node_ram;
 	in->out_ls = st->output_dir ? &st->out_ls.ls : NULL;
 	in->latest_tag = st->latest[0] ? st->latest : NULL;
 	if (st->mode == LF_RESUME_PATH && res->resume_set)
@@ -472,13 +477,13 @@ static int prepare_render(const struct lf_prepare_request *req,
 	 * steps from 0 again, and a node-local TMPDIR keeps the first
 	 * run's copy, which must not be taken for this run's. */
 	lf_resolved_dir(resolved_base(f->tmpdir, &res->dec),
-			(unsigned)geteuid(), f->job_id, f->step_id, f->node_id,
+			(unsigned) geteuid(), f->job_id, f->step_id, f->node_id,
 			f->restart_count, res->dir, sizeof(res->dir));
 	snprintf(res->config_path, sizeof(res->config_path),
 		 "%s/lf_config.yaml", res->dir);
 	if (res->dec.ds_changed && st->have_ds) {
-		snprintf(res->ds_path, sizeof(res->ds_path), "%s/ds_config.json",
-			 res->dir);
+		snprintf(res->ds_path, sizeof(res->ds_path),
+			 "%s/ds_config.json", res->dir);
 		if (lf_write_ds_json(&st->ds, res->dec.ds_offload_write,
 				     &res->ds_text, &len, err))
 			return -1;
@@ -500,14 +505,16 @@ static int prepare_render(const struct lf_prepare_request *req,
 		edits[nedits++].value = rquoted;
 		edits[nedits].key = "overwrite_output_dir";
 		edits[nedits++].value = "false";
-		snprintf(head, sizeof(head), "resume_from_checkpoint: %s "
+		snprintf(head, sizeof(head),
+			 "resume_from_checkpoint: %s "
 			 "(--distenv-resume; overwrite_output_dir: false so "
-			 "that it is kept)", res->resume_path);
+			 "that it is kept)",
+			 res->resume_path);
 		add_change(&res->dec, head);
 	}
 	header(req, f, &res->dec, res->ds_path, head, sizeof(head));
-	if (lf_write_yaml(&st->yaml, edits, nedits, head, &res->yaml_text,
-			  &len, err))
+	if (lf_write_yaml(&st->yaml, edits, nedits, head, &res->yaml_text, &len,
+			  err))
 		return -1;
 	if (res->dec.alloc_conf_set) {
 		snprintf(res->alloc_conf, sizeof(res->alloc_conf), "%s",
@@ -534,12 +541,13 @@ static int prepare_publish(const struct lf_prepare_facts *f,
 		if (lf_sys_private_dir(res->dir, err))
 			return -1;
 		if (res->ds_text &&
-		    lf_sys_write_private(res->dir, "ds_config.json", res->ds_text,
-				     strlen(res->ds_text), err))
+		    lf_sys_write_private(res->dir, "ds_config.json",
+					 res->ds_text, strlen(res->ds_text),
+					 err))
 			return -1;
 		if (lf_sys_write_private(res->dir, "lf_config.yaml",
-				     res->yaml_text, strlen(res->yaml_text),
-				     err))
+					 res->yaml_text, strlen(res->yaml_text),
+					 err))
 			return -1;
 	} else if (f->write == LF_WRITE_WAIT &&
 		   wait_for(res->config_path, err)) {
@@ -609,8 +617,8 @@ int lf_prepare_submit_check(const char *config, int check,
 	}
 	in.yaml = &yaml;
 	in.check = check;
-	lf_get_str(&yaml, lf_doc_root(&yaml), "model_name_or_path",
-		   &model_path, &found, NULL);
+	lf_get_str(&yaml, lf_doc_root(&yaml), "model_name_or_path", &model_path,
+		   &found, NULL);
 	model_readable(model_path, &in);
 	lf_decide_submit(&in, model_path, dec);
 	rc = first_error(dec, err);
@@ -620,9 +628,8 @@ int lf_prepare_submit_check(const char *config, int check,
 }
 
 int lf_prepare_mark_storage(const char *config, uint32_t job_id,
-			    uint32_t restart, const char *node,
-			    char *written, size_t len,
-			    struct distenv_error *err)
+			    uint32_t restart, const char *node, char *written,
+			    size_t len, struct distenv_error *err)
 {
 	struct lf_doc yaml;
 	const char *output_dir = NULL;
@@ -636,8 +643,8 @@ int lf_prepare_mark_storage(const char *config, uint32_t job_id,
 					 "from");
 	if (load(&lf_sys_yaml_rules, config, &yaml, NULL, err))
 		return -1;
-	lf_get_str(&yaml, lf_doc_root(&yaml), "output_dir", &output_dir,
-		   &found, NULL);
+	lf_get_str(&yaml, lf_doc_root(&yaml), "output_dir", &output_dir, &found,
+		   NULL);
 	if (!output_dir || !output_dir[0]) {
 		distenv_error_set(err, config, "set output_dir in the YAML",
 				  "no output_dir to mark");
@@ -664,9 +671,8 @@ uint32_t lf_restart_count(const char *const *env)
 	return n;
 }
 
-void lf_prepare_facts_env(const char *const *env,
-			  struct lf_prepare_facts *f, char *partner,
-			  size_t partner_len)
+void lf_prepare_facts_env(const char *const *env, struct lf_prepare_facts *f,
+			  char *partner, size_t partner_len)
 {
 	f->force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
 	f->alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");

@@ -29,49 +29,49 @@
 #include "lf_decide.h"
 
 struct lf_prepare_request {
-	const char *config;         /* --distenv-lf-config */
-	int soen;                   /* enum lf_soen */
-	int offload;                /* enum lf_offload */
-	int check;                  /* enum lf_check */
-	uint64_t model_params;      /* --distenv-model-params, 0 none */
-	uint64_t gpu_mem;           /* --distenv-gpu-mem, bytes, 0 unknown */
-	uint64_t host_mem;          /* bytes per node; 0: from the facts */
-	uint32_t answer_tokens;     /* --answer-tokens, 0: the default */
+	const char *config; /* --distenv-lf-config */
+	int soen; /* enum lf_soen */
+	int offload; /* enum lf_offload */
+	int check; /* enum lf_check */
+	uint64_t model_params; /* --distenv-model-params, 0 none */
+	uint64_t gpu_mem; /* --distenv-gpu-mem, bytes, 0 unknown */
+	uint64_t host_mem; /* bytes per node; 0: from the facts */
+	uint32_t answer_tokens; /* --answer-tokens, 0: the default */
 	const char *storage_policy; /* site: "shared:/gpfs,local:/scratch" */
-	int resume;                 /* enum lf_resume_mode (lf_ckpt.h) */
-	const char *resume_path;    /* LF_RESUME_PATH: the checkpoint */
+	int resume; /* enum lf_resume_mode (lf_ckpt.h) */
+	const char *resume_path; /* LF_RESUME_PATH: the checkpoint */
 };
 
 enum lf_prepare_write {
 	LF_WRITE_NONE = 0, /* distenv plan: compute, write nothing */
-	LF_WRITE_FILES,    /* the node's writer (local task 0) */
-	LF_WRITE_WAIT,     /* another task of the node: wait for the file */
+	LF_WRITE_FILES, /* the node's writer (local task 0) */
+	LF_WRITE_WAIT, /* another task of the node: wait for the file */
 };
 
 struct lf_prepare_facts {
 	uint32_t job_id, step_id;
 	uint32_t nnodes, node_id, gpus_per_node;
 	const char *force_torchrun; /* the task's FORCE_TORCHRUN, or NULL */
-	const char *alloc_conf;     /* its PYTORCH_CUDA_ALLOC_CONF, or NULL */
-	const char *optim_torch;    /* its OPTIM_TORCH (set by the user), or
+	const char *alloc_conf; /* its PYTORCH_CUDA_ALLOC_CONF, or NULL */
+	const char *optim_torch; /* its OPTIM_TORCH (set by the user), or
 				     * NULL */
-	uint64_t alloc_mem_mb;      /* S_STEP_ALLOC_MEM / S_JOB_ALLOC_MEM
+	uint64_t alloc_mem_mb; /* S_STEP_ALLOC_MEM / S_JOB_ALLOC_MEM
 				     * (MB on this node), 0 unknown */
-	uint64_t node_ram;          /* bytes, 0 unknown */
-	const char *tmpdir;         /* $TMPDIR, NULL: /tmp */
-	uint32_t restart_count;     /* SLURM_RESTART_COUNT, 0 first run */
+	uint64_t node_ram; /* bytes, 0 unknown */
+	const char *tmpdir; /* $TMPDIR, NULL: /tmp */
+	uint32_t restart_count; /* SLURM_RESTART_COUNT, 0 first run */
 	/* Storage marks (lf_storage_mark.h): this node's name and that of
 	 * the node whose mark it reads (lf_mark_partner_index); NULL: no
 	 * marks are read, the file system type decides. */
 	const char *node_name, *partner_name;
-	int write;                  /* enum lf_prepare_write */
+	int write; /* enum lf_prepare_write */
 };
 
 struct lf_prepare_result {
 	char dir[PATH_MAX];
 	char config_path[PATH_MAX]; /* DISTENV_LF_CONFIG */
-	char ds_path[PATH_MAX];     /* "" when the DeepSpeed config is kept */
-	char alloc_conf[512];       /* PYTORCH_CUDA_ALLOC_CONF to export */
+	char ds_path[PATH_MAX]; /* "" when the DeepSpeed config is kept */
+	char alloc_conf[512]; /* PYTORCH_CUDA_ALLOC_CONF to export */
 	int alloc_conf_set;
 	/* --distenv-resume auto or PATH (lf_ckpt.h): resume_set is 1, the
 	 * checkpoint in resume_path ("" when none is complete here) and
@@ -79,9 +79,9 @@ struct lf_prepare_result {
 	int resume_set;
 	char resume_path[PATH_MAX];
 	char resume_note[2048];
-	char *yaml_text;            /* the resolved YAML (malloc'd) */
-	char *ds_text;              /* the resolved JSON, or NULL */
-	struct lf_decision dec;     /* decisions, memory plan, messages */
+	char *yaml_text; /* the resolved YAML (malloc'd) */
+	char *ds_text; /* the resolved JSON, or NULL */
+	struct lf_decision dec; /* decisions, memory plan, messages */
 };
 
 /*
@@ -128,9 +128,8 @@ uint32_t lf_restart_count(const char *const *env);
  * reads once for its messages too). The pointers point into env and
  * partner.
  */
-void lf_prepare_facts_env(const char *const *env,
-			  struct lf_prepare_facts *f, char *partner,
-			  size_t partner_len);
+void lf_prepare_facts_env(const char *const *env, struct lf_prepare_facts *f,
+			  char *partner, size_t partner_len);
 
 /*
  * DISTENV_RESUME in env, the checkpoint a job script agreed on for all
@@ -150,9 +149,8 @@ int lf_prepare_resume_env(const char *const *env,
  * output_dir, or the mark cannot be written.
  */
 int lf_prepare_mark_storage(const char *config, uint32_t job_id,
-			    uint32_t restart, const char *node,
-			    char *written, size_t len,
-			    struct distenv_error *err);
+			    uint32_t restart, const char *node, char *written,
+			    size_t len, struct distenv_error *err);
 
 /*
  * At submit (srun, sbatch, salloc: the user, on the submitting host):

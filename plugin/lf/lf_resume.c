@@ -83,7 +83,7 @@ static void need(const struct lf_listing *ls, struct lf_resume_result *r,
 /* The optimizer-state names DeepSpeed writes, by the run's precision:
  * bf16_ and fp16_ for mixed precision, none for fp32 (runtime/engine.py,
  * _get_zero_ckpt_name). */
-static const char *const optim_prefix[] = {"bf16_", "fp16_", ""};
+static const char *const optim_prefix[] = { "bf16_", "fp16_", "" };
 
 /* Any of them for rank r: its index in optim_prefix, or -1. */
 static int optim_of(const struct lf_listing *ls, const char *dir, uint32_t r)
@@ -103,14 +103,13 @@ static int optim_of(const struct lf_listing *ls, const char *dir, uint32_t r)
 
 /* The tag directory DeepSpeed saved under: `latest`'s word when read,
  * else global_step<N> of checkpoint-<N>. */
-static void resume_tag(const struct lf_resume_input *in, char *tag,
-		       size_t len)
+static void resume_tag(const struct lf_resume_input *in, char *tag, size_t len)
 {
 	const char *ck = in->checkpoint;
 
 	if (in->latest_tag && in->latest_tag[0])
 		snprintf(tag, len, "%.*s",
-			 (int)strcspn(in->latest_tag, " \t\r\n"),
+			 (int) strcspn(in->latest_tag, " \t\r\n"),
 			 in->latest_tag);
 	else
 		snprintf(tag, len, "global_step%s",
@@ -141,10 +140,11 @@ static void need_zero_files(const struct lf_listing *ls,
 		if (optim_of(ls, tagdir, rank) < 0) {
 			char path[512];
 
-			snprintf(path, sizeof(path),
-				 "%s/%szero_pp_rank_%u_mp_rank_00_optim_states.pt",
-				 tagdir, optim_prefix[named < 0 ? 0 : named],
-				 rank);
+			snprintf(
+				path, sizeof(path),
+				"%s/%szero_pp_rank_%u_mp_rank_00_optim_states.pt",
+				tagdir, optim_prefix[named < 0 ? 0 : named],
+				rank);
 			note(r, path, 1);
 		}
 	}
@@ -153,8 +153,8 @@ static void need_zero_files(const struct lf_listing *ls,
 /* lf_resume.h: DeepSpeed 0.19 leaves `latest` on node 0 only, so on
  * another node its absence says nothing of the save: alone it is
  * restored (with tag), with others it is named after them. */
-static void restore_latest(struct lf_resume_result *r,
-			   const char *latest_path, const char *tag)
+static void restore_latest(struct lf_resume_result *r, const char *latest_path,
+			   const char *tag)
 {
 	size_t i;
 
@@ -185,8 +185,8 @@ static int fail_missing(const struct lf_resume_input *in,
 
 	list[0] = '\0';
 	for (i = 0; i < r->listed && used < sizeof(list) - 160 && i < 4; i++)
-		used += (size_t)snprintf(list + used, sizeof(list) - used,
-					 "%s%s", i ? ", " : "", r->missing[i]);
+		used += (size_t) snprintf(list + used, sizeof(list) - used,
+					  "%s%s", i ? ", " : "", r->missing[i]);
 	snprintf(where, sizeof(where), "node %u", in->node_id);
 	return distenv_error_set(err, where,
 				 "save with save_on_each_node: true on "
@@ -222,8 +222,9 @@ int lf_resume_check(const struct lf_listing *ls,
 		snprintf(tagdir, sizeof(tagdir), "%s/%s", ck, tag);
 		need_zero_files(ls, in, tagdir, first, r);
 	}
-	for (rank = first; rank < first + in->gpus_per_node &&
-			   rank < in->world_size; rank++) {
+	for (rank = first;
+	     rank < first + in->gpus_per_node && rank < in->world_size;
+	     rank++) {
 		if (in->world_size > 1)
 			need(ls, r, 0, "%s/rng_state_%u.pth", ck, rank);
 		else

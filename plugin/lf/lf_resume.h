@@ -57,27 +57,27 @@ struct lf_listing {
 int lf_last_checkpoint(const struct lf_listing *ls, char *name, size_t len);
 
 struct lf_resume_input {
-	const char *checkpoint;   /* checkpoint dir relative to the listing
+	const char *checkpoint; /* checkpoint dir relative to the listing
 				   * root, e.g. "checkpoint-500" */
-	const char *latest_tag;   /* content of its `latest` file, or NULL:
+	const char *latest_tag; /* content of its `latest` file, or NULL:
 				   * then global_step<N> from the name */
-	uint32_t node_id;         /* this node */
-	uint32_t gpus_per_node;   /* ranks of node n: n*G .. n*G+G-1 */
-	uint32_t world_size;      /* all ranks */
-	int zero_stage;           /* 0-3; 0 = no DeepSpeed */
-	int restore_latest;       /* node-local storage: a missing `latest`
+	uint32_t node_id; /* this node */
+	uint32_t gpus_per_node; /* ranks of node n: n*G .. n*G+G-1 */
+	uint32_t world_size; /* all ranks */
+	int zero_stage; /* 0-3; 0 = no DeepSpeed */
+	int restore_latest; /* node-local storage: a missing `latest`
 				   * on node > 0 may be restored (above) */
 };
 
 #define LF_RESUME_MISSING_MAX 64
 
 struct lf_resume_result {
-	size_t missing_required;        /* files the resume cannot do without */
-	size_t missing_rng;             /* rng_state files (warning only) */
+	size_t missing_required; /* files the resume cannot do without */
+	size_t missing_rng; /* rng_state files (warning only) */
 	char missing[LF_RESUME_MISSING_MAX][128]; /* the first ones, named */
 	size_t listed;
-	int latest_restorable;          /* only `latest` is missing (above) */
-	char tag[128];                  /* what it would hold */
+	int latest_restorable; /* only `latest` is missing (above) */
+	char tag[128]; /* what it would hold */
 };
 
 /*

@@ -6,16 +6,16 @@
 
 #define MARK_PREFIX "distenv storage mark: "
 
-int lf_mark_text(uint32_t job_id, uint32_t restart, const char *node,
-		 char *buf, size_t len)
+int lf_mark_text(uint32_t job_id, uint32_t restart, const char *node, char *buf,
+		 size_t len)
 {
 	int n;
 
 	if (!node || !node[0] || strpbrk(node, " \n/"))
 		return -1;
 	n = snprintf(buf, len, MARK_PREFIX "job %u start %u node %s\n",
-		     (unsigned)job_id, (unsigned)restart, node);
-	return n < 0 || (size_t)n >= len ? -1 : n;
+		     (unsigned) job_id, (unsigned) restart, node);
+	return n < 0 || (size_t) n >= len ? -1 : n;
 }
 
 int lf_mark_matches(const char *text, uint32_t job_id, uint32_t restart,

@@ -40,8 +40,8 @@
  * start): "distenv storage mark: job J start R node NODE\n". Returns
  * its length, or -1 when it does not fit in len or node is empty.
  */
-int lf_mark_text(uint32_t job_id, uint32_t restart, const char *node,
-		 char *buf, size_t len);
+int lf_mark_text(uint32_t job_id, uint32_t restart, const char *node, char *buf,
+		 size_t len);
 
 /*
  * Whether text (NULL: no mark was found) is node's mark of job_id's start

@@ -35,9 +35,8 @@ const struct distenv_file_rules lf_sys_latest_rules = {
 	.max = 4096,
 };
 
-int lf_sys_storage(const char *path, const char *policy,
-		   enum lf_storage *out, const char **fs_name,
-		   struct distenv_error *err)
+int lf_sys_storage(const char *path, const char *policy, enum lf_storage *out,
+		   const char **fs_name, struct distenv_error *err)
 {
 	char abs[PATH_MAX], *slash;
 	struct statfs sf;
@@ -81,7 +80,7 @@ int lf_sys_storage(const char *path, const char *policy,
 			*slash = '\0';
 		}
 	}
-	*out = lf_fstype_classify((uint64_t)sf.f_type, fs_name);
+	*out = lf_fstype_classify((uint64_t) sf.f_type, fs_name);
 	return 0;
 }
 
@@ -104,7 +103,7 @@ static int add(struct lf_sys_listing *l, const char *path)
 	if (!l->paths[l->ls.count])
 		return -1;
 	l->ls.count++;
-	l->ls.paths = (const char *const *)l->paths;
+	l->ls.paths = (const char *const *) l->paths;
 	return 0;
 }
 
@@ -117,7 +116,8 @@ static int walk(const char *dir, const char *rel, int depth,
 
 	if (!d)
 		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ?
-			       0 : -1;
+			       0 :
+			       -1;
 	while ((e = readdir(d))) {
 		int is_dir;
 
@@ -183,7 +183,7 @@ uint64_t lf_sys_node_ram(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
 
-	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+	return pages > 0 && size > 0 ? (uint64_t) pages * (uint64_t) size : 0;
 }
 
 int lf_sys_private_dir(const char *dir, struct distenv_error *err)
@@ -193,15 +193,17 @@ int lf_sys_private_dir(const char *dir, struct distenv_error *err)
 	if (mkdir(dir, 0700) == 0)
 		return 0;
 	if (errno != EEXIST)
-		return distenv_error_set(err, dir, "set TMPDIR to a writable "
-					 "directory", "cannot create: %s",
-					 strerror(errno));
+		return distenv_error_set(err, dir,
+					 "set TMPDIR to a writable "
+					 "directory",
+					 "cannot create: %s", strerror(errno));
 	if (lstat(dir, &st) < 0)
 		return distenv_error_set(err, dir, NULL, "cannot stat: %s",
 					 strerror(errno));
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077))
-		return distenv_error_set(err, dir, "remove it, or set TMPDIR "
+		return distenv_error_set(err, dir,
+					 "remove it, or set TMPDIR "
 					 "to another directory",
 					 "exists but is not a private "
 					 "directory of this user");
@@ -215,7 +217,7 @@ static int write_temp(const char *dir, const char *name, const char *data,
 	size_t done = 0;
 	int fd, e;
 
-	snprintf(tmp, tmplen, "%s/.%s.%ld", dir, name, (long)getpid());
+	snprintf(tmp, tmplen, "%s/.%s.%ld", dir, name, (long) getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
 	if (fd < 0)
@@ -227,7 +229,7 @@ static int write_temp(const char *dir, const char *name, const char *data,
 			continue;
 		if (n <= 0)
 			goto fail;
-		done += (size_t)n;
+		done += (size_t) n;
 	}
 	if (fsync(fd) < 0)
 		goto fail;
@@ -245,7 +247,7 @@ fail:
  * one byte over len is enough to tell it differs). */
 static int same_bytes(const char *path, const char *data, size_t len)
 {
-	const struct distenv_file_rules rules = {.max = len + 1};
+	const struct distenv_file_rules rules = { .max = len + 1 };
 	struct distenv_file f;
 	int same;
 
@@ -315,7 +317,7 @@ int lf_sys_mark_write(const char *output_dir, const char *node,
 	char dir[PATH_MAX];
 	int n = snprintf(dir, sizeof(dir), "%s/" LF_MARK_SUBDIR, output_dir);
 
-	if (n < 0 || (size_t)n >= sizeof(dir))
+	if (n < 0 || (size_t) n >= sizeof(dir))
 		return distenv_error_set(err, output_dir, NULL,
 					 "path too long");
 	if (make_dirs(dir))
@@ -339,7 +341,7 @@ int lf_sys_mark_read(const char *output_dir, const char *node, char *buf,
 			 output_dir, node);
 
 	buf[0] = '\0';
-	if (n < 0 || (size_t)n >= sizeof(path) ||
+	if (n < 0 || (size_t) n >= sizeof(path) ||
 	    distenv_file_read(path, &rules, &f, NULL))
 		return 0;
 	snprintf(buf, len, "%s", f.data);
@@ -355,7 +357,7 @@ void lf_sys_mark_partner(const char *const *env, uint32_t node_id,
 	buf[0] = '\0';
 	if (idx < 0 ||
 	    distenv_nth_host(distenv_env_get(env, "SLURM_STEP_NODELIST"),
-			     (uint32_t)idx, "SLURM_STEP_NODELIST", buf, len,
+			     (uint32_t) idx, "SLURM_STEP_NODELIST", buf, len,
 			     NULL))
 		buf[0] = '\0';
 }

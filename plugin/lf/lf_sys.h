@@ -35,9 +35,8 @@ extern const struct distenv_file_rules lf_sys_latest_rules;
  * exist yet, of its nearest existing parent. *fs_name gets a static
  * name ("nfs", "site policy", ...).
  */
-int lf_sys_storage(const char *path, const char *policy,
-		   enum lf_storage *out, const char **fs_name,
-		   struct distenv_error *err);
+int lf_sys_storage(const char *path, const char *policy, enum lf_storage *out,
+		   const char **fs_name, struct distenv_error *err);
 
 /* A listing owned by the caller (lf_sys_listing_free). */
 struct lf_sys_listing {

@@ -60,7 +60,8 @@ static size_t char_to_byte(const struct lf_doc *d, size_t idx)
 
 	while (i < d->len && chars < idx) {
 		i++;
-		while (i < d->len && ((unsigned char)d->text[i] & 0xC0) == 0x80)
+		while (i < d->len &&
+		       ((unsigned char) d->text[i] & 0xC0) == 0x80)
 			i++;
 		chars++;
 	}
@@ -141,15 +142,13 @@ static int edit_span(struct lf_doc *y, yaml_node_t *root,
 		/* An alias (*name): libyaml hands back the anchored
 		 * node, elsewhere in the file. Replace the alias. */
 		vstart = colon;
-		while (vstart < y->len && (y->text[vstart] == ' ' ||
-					   y->text[vstart] == '\t'))
+		while (vstart < y->len &&
+		       (y->text[vstart] == ' ' || y->text[vstart] == '\t'))
 			vstart++;
 		vend = vstart;
-		while (vend < y->len &&
-		       !strchr(" \t\r\n,[]{}#", y->text[vend]))
+		while (vend < y->len && !strchr(" \t\r\n,[]{}#", y->text[vend]))
 			vend++;
-	} else if (v->start_mark.line != k->start_mark.line ||
-		   vstart == vend) {
+	} else if (v->start_mark.line != k->start_mark.line || vstart == vend) {
 		/* An empty value, or one that starts on a later line
 		 * (a block collection): write the new value right
 		 * after the colon. */
@@ -160,7 +159,8 @@ static int edit_span(struct lf_doc *y, yaml_node_t *root,
 	 * *name: changing it would change a value distenv did not
 	 * decide. */
 	if (y->text[vstart] == '&')
-		return distenv_error_set(err, y->name, "remove the "
+		return distenv_error_set(err, y->name,
+					 "remove the "
 					 "anchor, or set the value "
 					 "yourself",
 					 "%s has a YAML anchor (&...); "
@@ -227,7 +227,7 @@ int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 {
 	yaml_node_t *root = lf_doc_root(y);
 	struct span *spans;
-	struct buf b = {0};
+	struct buf b = { 0 };
 	size_t i, n = 0, pos = 0;
 	size_t indent_cols = 0;
 	int rc;
@@ -244,7 +244,7 @@ int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 			free(b.p);
 			return rc;
 		}
-		n += (size_t)rc;
+		n += (size_t) rc;
 	}
 	if (root->data.mapping.pairs.top > root->data.mapping.pairs.start)
 		/* The block mapping's own column, where its first key or
@@ -311,11 +311,11 @@ static void json_string(struct buf *b, const char *s)
 
 	puts_(b, "\"");
 	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+		unsigned char c = (unsigned char) *s;
 
 		if (c == '"' || c == '\\') {
 			esc[0] = '\\';
-			esc[1] = (char)c;
+			esc[1] = (char) c;
 			put(b, esc, 2);
 		} else if (c < 0x20) {
 			snprintf(esc, sizeof(esc), "\\u%04x", c);
@@ -338,8 +338,7 @@ static void indent(struct buf *b, int depth)
 static void emit(struct buf *b, struct lf_doc *d, yaml_node_t *n, int depth,
 		 int offload, int in_zero, int level);
 
-static void emit_pair_key(struct buf *b, int depth, int *first,
-			  const char *key)
+static void emit_pair_key(struct buf *b, int depth, int *first, const char *key)
 {
 	puts_(b, *first ? "\n" : ",\n");
 	*first = 0;
@@ -393,8 +392,8 @@ static void emit(struct buf *b, struct lf_doc *d, yaml_node_t *n, int depth,
 		puts_(b, "{");
 		for (p = n->data.mapping.pairs.start;
 		     p < n->data.mapping.pairs.top; p++) {
-			yaml_node_t *k = yaml_document_get_node(&d->ydoc,
-								p->key);
+			yaml_node_t *k =
+				yaml_document_get_node(&d->ydoc, p->key);
 			const char *key = lf_scalar(k) ? lf_scalar(k) : "";
 			int is_offload = !strcmp(key, "offload_param") ||
 					 !strcmp(key, "offload_optimizer");
@@ -408,8 +407,8 @@ static void emit(struct buf *b, struct lf_doc *d, yaml_node_t *n, int depth,
 			     level + 1);
 		}
 		if (in_zero && offload > 0) {
-			static const char *const keys[] = {"offload_optimizer",
-							   "offload_param"};
+			static const char *const keys[] = { "offload_optimizer",
+							    "offload_param" };
 			int i;
 
 			for (i = 0; i < 2; i++) {
@@ -434,7 +433,7 @@ static void emit(struct buf *b, struct lf_doc *d, yaml_node_t *n, int depth,
 int lf_write_ds_json(struct lf_doc *ds, int offload, char **out, size_t *len,
 		     struct distenv_error *err)
 {
-	struct buf b = {0};
+	struct buf b = { 0 };
 	yaml_node_t *root = lf_doc_root(ds);
 
 	if (!root)

@@ -24,7 +24,7 @@
 #include "lf_doc.h"
 
 struct lf_yaml_edit {
-	const char *key;   /* a top-level key */
+	const char *key; /* a top-level key */
 	const char *value; /* YAML text of the new value (a plain scalar or a
 			    * double-quoted string) */
 };

@@ -12,10 +12,10 @@ double plan_korthikanti_layer_bytes(double s, double b, double h, double a,
 double plan_act_layer_saved_bytes(const struct plan_act_input *in, double seq)
 {
 	const struct plan_model_config *m = in->model;
-	double h = (double)m->hidden_size, i = (double)m->intermediate_size;
-	double a = (double)m->num_attention_heads;
-	double hq = a * (double)m->head_dim;
-	double hkv = (double)m->num_key_value_heads * (double)m->head_dim;
+	double h = (double) m->hidden_size, i = (double) m->intermediate_size;
+	double a = (double) m->num_attention_heads;
+	double hq = a * (double) m->head_dim;
+	double hkv = (double) m->num_key_value_heads * (double) m->head_dim;
 	double attn, mlp, norms;
 
 	/* Attention: the normed input of q/k/v (2h), q after RoPE, k and v,
@@ -54,8 +54,8 @@ double plan_act_layer_transient_bytes(const struct plan_act_input *in,
 				      double seq, int backward)
 {
 	const struct plan_model_config *m = in->model;
-	double h = (double)m->hidden_size, i = (double)m->intermediate_size;
-	double a = (double)m->num_attention_heads;
+	double h = (double) m->hidden_size, i = (double) m->intermediate_size;
+	double a = (double) m->num_attention_heads;
 	double scores = in->attn == PLAN_ATTN_EAGER ? a * seq : 0;
 
 	/* Backward: the hidden state's gradient into and out of the layer
@@ -97,9 +97,9 @@ void plan_act_terms(const struct plan_act_input *in, double seq,
 		    struct plan_act_terms *out)
 {
 	const struct plan_model_config *m = in->model;
-	double h = (double)m->hidden_size, v = (double)m->vocab_size;
-	double layers = (double)m->num_hidden_layers;
-	double rows = (double)in->batch * (in->pairwise ? 2 : 1);
+	double h = (double) m->hidden_size, v = (double) m->vocab_size;
+	double layers = (double) m->num_hidden_layers;
+	double rows = (double) in->batch * (in->pairwise ? 2 : 1);
 	double t = rows * seq, saved = plan_act_layer_saved_bytes(in, seq);
 	double block = 2 * h * t; /* one layer's input, 16-bit */
 	double logits = plan_act_logit_bytes(in) * t * v;
@@ -109,16 +109,18 @@ void plan_act_terms(const struct plan_act_input *in, double seq,
 	double head, logit_phase, ref_phase = 0, bwd_phase;
 
 	out->tokens = t;
-	out->ckpt_inputs = in->grad_ckpt && !in->unsloth_gc ? layers * block : 0;
+	out->ckpt_inputs =
+		in->grad_ckpt && !in->unsloth_gc ? layers * block : 0;
 	out->layers = in->grad_ckpt ? 0 : layers * saved * t;
 	/* final norm (as a layer's) and lm_head's 16-bit input */
 	head = (in->liger ? 2 * h : 6 * h) * t + 2 * h * t;
 	/* transformers masking_utils: sdpa gets a boolean (rows, 1, s, s)
 	 * mask when rows are padded, eager an additive 16-bit one;
 	 * FlashAttention takes none. Shared by all layers. */
-	out->attn_mask = in->attn == PLAN_ATTN_FA2 ? 0 :
-			 (in->attn == PLAN_ATTN_EAGER ? 2 : 1) * rows * seq *
-				 seq;
+	out->attn_mask = in->attn == PLAN_ATTN_FA2 ?
+				 0 :
+				 (in->attn == PLAN_ATTN_EAGER ? 2 : 1) * rows *
+					 seq * seq;
 	/* The three candidates for the peak, on top of the layers' stored
 	 * activations or checkpointed inputs:
 	 * - the logits of a forward;
@@ -156,6 +158,7 @@ void plan_act_terms(const struct plan_act_input *in, double seq,
 	 * keeps a freed block for its power-of-two class only, so at worst
 	 * every smaller class also stays cached (a geometric sum < 2x). */
 	out->host_unsloth = in->grad_ckpt && in->unsloth_gc ?
-				    layers * plan_pow2_ceil(block) : 0;
+				    layers * plan_pow2_ceil(block) :
+				    0;
 	out->host_unsloth_cached = 2 * out->host_unsloth;
 }

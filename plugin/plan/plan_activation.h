@@ -41,44 +41,48 @@
 
 /* LLaMA-Factory's flash_attn: auto and sdpa select PyTorch's SDPA,
  * disabled selects eager, fa2/fa3 FlashAttention. */
-enum plan_attn { PLAN_ATTN_SDPA = 0, PLAN_ATTN_EAGER, PLAN_ATTN_FA2 };
+enum plan_attn {
+	PLAN_ATTN_SDPA = 0,
+	PLAN_ATTN_EAGER,
+	PLAN_ATTN_FA2
+};
 
 struct plan_act_input {
 	const struct plan_model_config *model; /* shape (plan_model.h) */
-	uint32_t batch;   /* per_device_train_batch_size, examples >= 1 */
-	int pairwise;     /* DPO, ORPO, SimPO: chosen + rejected rows */
-	int reference;    /* a reference model's forward in the step */
-	int grad_ckpt;    /* gradient checkpointing on */
-	int liger;        /* enable_liger_kernel */
-	int unsloth_gc;   /* use_unsloth_gc (with grad_ckpt) */
+	uint32_t batch; /* per_device_train_batch_size, examples >= 1 */
+	int pairwise; /* DPO, ORPO, SimPO: chosen + rejected rows */
+	int reference; /* a reference model's forward in the step */
+	int grad_ckpt; /* gradient checkpointing on */
+	int liger; /* enable_liger_kernel */
+	int unsloth_gc; /* use_unsloth_gc (with grad_ckpt) */
 	enum plan_attn attn;
 };
 
 /* The phase of the step whose memory is the peak (docs/memory.md). */
 enum plan_act_phase {
 	PLAN_PHASE_LOGITS = 0, /* a forward's logits and log_softmax */
-	PLAN_PHASE_REF_LAYER,  /* a layer of the reference model's forward,
+	PLAN_PHASE_REF_LAYER, /* a layer of the reference model's forward,
 			      * while the policy holds its logits */
-	PLAN_PHASE_BACKWARD    /* a layer's backward (recomputed first
+	PLAN_PHASE_BACKWARD /* a layer's backward (recomputed first
 			      * under gradient checkpointing) */
 };
 
 /* Bytes per GPU at the step's peak for rows of seq tokens each. */
 struct plan_act_terms {
-	double tokens;      /* rows x seq */
+	double tokens; /* rows x seq */
 	double ckpt_inputs; /* checkpointed layer inputs kept on the GPU */
-	double layers;      /* without checkpointing: every layer's
+	double layers; /* without checkpointing: every layer's
 			     * stored activations */
-	double recompute;   /* the layer at work at the peak: the
+	double recompute; /* the layer at work at the peak: the
 			     * reference's forward, or a layer's backward
 			     * (its recomputed activations, gradients) */
-	double logits;      /* logits held at the peak */
-	double head;        /* final norm and lm_head input held at the
+	double logits; /* logits held at the peak */
+	double head; /* final norm and lm_head input held at the
 			     * peak */
-	double attn_mask;   /* the 4D mask of sdpa/eager (padding) */
-	double peak;        /* the largest phase, all of the above in it */
+	double attn_mask; /* the 4D mask of sdpa/eager (padding) */
+	double peak; /* the largest phase, all of the above in it */
 	enum plan_act_phase phase; /* which phase that is */
-	double host_unsloth;        /* per GPU: pinned blocks in use */
+	double host_unsloth; /* per GPU: pinned blocks in use */
 	double host_unsloth_cached; /* per GPU: the allocator's cache at
 				     * worst (every smaller power-of-two
 				     * class also kept) */

@@ -36,38 +36,38 @@
 #define PLAN_ZERO3_BUFFER_FACTOR 1.5
 
 struct plan_mem_input {
-	double params;          /* all parameters of the model */
-	double largest_layer;   /* L; 0: estimated as params / 50 */
-	double trainable;       /* P: = params for full, adapters for LoRA */
-	uint32_t nnodes;        /* N >= 1 */
+	double params; /* all parameters of the model */
+	double largest_layer; /* L; 0: estimated as params / 50 */
+	double trainable; /* P: = params for full, adapters for LoRA */
+	uint32_t nnodes; /* N >= 1 */
 	uint32_t gpus_per_node; /* G >= 1 */
-	int offload_optimizer;  /* offload_optimizer.device == cpu */
-	int offload_param;      /* offload_param.device == cpu */
-	int reference_model;    /* full DPO/KTO: a second, frozen copy */
-	int gather_on_save;     /* stage3_gather_16bit_weights_on_model_save */
-	double gpu_mem;         /* bytes per GPU, 0 unknown */
-	double host_mem;        /* bytes the job may use per node, 0 unknown */
+	int offload_optimizer; /* offload_optimizer.device == cpu */
+	int offload_param; /* offload_param.device == cpu */
+	int reference_model; /* full DPO/KTO: a second, frozen copy */
+	int gather_on_save; /* stage3_gather_16bit_weights_on_model_save */
+	double gpu_mem; /* bytes per GPU, 0 unknown */
+	double host_mem; /* bytes the job may use per node, 0 unknown */
 };
 
 struct plan_mem_plan {
-	double gpu_model_states;  /* per GPU: estimator, trainable part */
-	double gpu_frozen;        /* per GPU: LoRA base / reference model */
+	double gpu_model_states; /* per GPU: estimator, trainable part */
+	double gpu_frozen; /* per GPU: LoRA base / reference model */
 	double gpu_total;
 	double host_model_states; /* per node: estimator */
-	double host_frozen;       /* per node: offloaded frozen weights */
-	double host_steady;       /* per node while training */
-	double host_gather;       /* node 0 at each save */
-	double host_node0_save;   /* node 0: steady + gather */
-	int gpu_short;            /* gpu_total > gpu_mem (when known) */
-	int host_short;           /* host_node0_save > host_mem (when known) */
+	double host_frozen; /* per node: offloaded frozen weights */
+	double host_steady; /* per node while training */
+	double host_gather; /* node 0 at each save */
+	double host_node0_save; /* node 0: steady + gather */
+	int gpu_short; /* gpu_total > gpu_mem (when known) */
+	int host_short; /* host_node0_save > host_mem (when known) */
 };
 
 /* DeepSpeed's estimator alone (formulas above), in bytes: per GPU and
  * per node's CPU memory. */
 void plan_zero3_estimate(double params, double largest_layer,
 			 uint32_t gpus_per_node, uint32_t nnodes,
-			 int offload_optimizer, int offload_param,
-			 double *gpu, double *cpu);
+			 int offload_optimizer, int offload_param, double *gpu,
+			 double *cpu);
 
 /* The whole plan; in->nnodes and in->gpus_per_node must be >= 1. */
 void plan_mem_plan(const struct plan_mem_input *in, struct plan_mem_plan *out);
@@ -77,7 +77,7 @@ void plan_mem_plan_print(FILE *out, const struct plan_mem_input *in,
 			 const struct plan_mem_plan *plan);
 
 /* Bytes to GiB, for messages. */
-static inline double plan_gib(double bytes)
+inline static double plan_gib(double bytes)
 {
 	return bytes / 1073741824.0;
 }

@@ -38,8 +38,8 @@ uint64_t plan_model_lora_params(const struct plan_model_config *c, uint64_t r)
 	uint64_t kv = c->num_key_value_heads * c->head_dim;
 	uint64_t i = c->intermediate_size;
 	/* q, k, v, o, gate, up, down: r x (in + out) each. */
-	uint64_t per_layer = r * ((h + q) + 2 * (h + kv) + (q + h) +
-				  2 * (h + i) + (i + h));
+	uint64_t per_layer =
+		r * ((h + q) + 2 * (h + kv) + (q + h) + 2 * (h + i) + (i + h));
 
 	return c->num_hidden_layers * per_layer;
 }
@@ -49,7 +49,7 @@ static int split_number(const char *value, double *num, const char **suffix)
 {
 	char *end;
 
-	if (!value || !value[0] || isspace((unsigned char)value[0]))
+	if (!value || !value[0] || isspace((unsigned char) value[0]))
 		return -1;
 	errno = 0;
 	*num = strtod(value, &end);
@@ -80,10 +80,11 @@ int plan_parse_params(const char *value, const char *where, uint64_t *out,
 	n *= mult;
 	if (n < 1 || n > 1e15)
 		goto bad;
-	*out = (uint64_t)llround(n);
+	*out = (uint64_t) llround(n);
 	return 0;
 bad:
-	return distenv_error_set(err, where, "write the count with its unit: "
+	return distenv_error_set(err, where,
+				 "write the count with its unit: "
 				 "70B, 7.6B, 500M (K, M, B or G, T)",
 				 "'%s' is not a parameter count with a unit",
 				 value ? value : "");
@@ -98,7 +99,7 @@ int plan_parse_mem(const char *value, const char *where, uint64_t *bytes,
 
 	if (split_number(value, &n, &s))
 		goto bad;
-	unit = (char)toupper((unsigned char)s[0]);
+	unit = (char) toupper((unsigned char) s[0]);
 	switch (unit) {
 	case 'M':
 		mult = 1048576.0;
@@ -120,10 +121,11 @@ int plan_parse_mem(const char *value, const char *where, uint64_t *bytes,
 	n *= mult;
 	if (n < 1048576.0 || n > 1125899906842624.0) /* 1 MiB - 1 PiB */
 		goto bad;
-	*bytes = (uint64_t)n;
+	*bytes = (uint64_t) n;
 	return 0;
 bad:
-	return distenv_error_set(err, where, "write the size with its unit: "
+	return distenv_error_set(err, where,
+				 "write the size with its unit: "
 				 "80G, 141GB, 512M, 2T (from 1M to 1P)",
 				 "'%s' is not a memory size with a unit",
 				 value ? value : "");

@@ -23,18 +23,18 @@
 #include "distenv_error.h"
 
 struct plan_model_config {
-	char model_type[64];        /* "llama", "qwen2", ... ("" if absent) */
+	char model_type[64]; /* "llama", "qwen2", ... ("" if absent) */
 	uint64_t hidden_size;
 	uint64_t num_hidden_layers;
 	uint64_t intermediate_size;
 	uint64_t vocab_size;
 	uint64_t num_attention_heads;
 	uint64_t num_key_value_heads; /* = heads when absent (no GQA) */
-	uint64_t head_dim;            /* = hidden / heads when absent */
+	uint64_t head_dim; /* = hidden / heads when absent */
 	uint64_t max_position_embeddings; /* 0 when absent */
-	int tie_word_embeddings;          /* transformers' default: false for
+	int tie_word_embeddings; /* transformers' default: false for
 					   * Llama/Qwen2 configs */
-	int qkv_bias;                     /* qwen2: 1; attention_bias key */
+	int qkv_bias; /* qwen2: 1; attention_bias key */
 };
 
 /* Total parameters, and parameters of the largest single module. */

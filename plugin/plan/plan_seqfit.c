@@ -5,10 +5,12 @@
 
 const char *const plan_gpu_term_names[PLAN_TERM_COUNT] = {
 	"model_states", "reference", "zero3_live", "ckpt_inputs", "layers",
-	"recompute", "logits", "head", "attn_mask", "runtime"};
+	"recompute",    "logits",    "head",       "attn_mask",   "runtime"
+};
 
-const char *const plan_switch_names[PLAN_SW_COUNT] = {
-	"offload", "liger", "unsloth_gc", "expandable_segments"};
+const char *const plan_switch_names[PLAN_SW_COUNT] = { "offload", "liger",
+						       "unsloth_gc",
+						       "expandable_segments" };
 
 /* The row length limit: the scan stops here (1M tokens). */
 #define PLAN_SEQ_SCAN_MAX 1048576.0
@@ -18,10 +20,10 @@ double plan_fit_gpu_bytes(const struct plan_fit_input *in, double seq,
 {
 	struct plan_mem_plan mp;
 	struct plan_act_terms at;
-	double h = (double)in->act.model->hidden_size;
+	double h = (double) in->act.model->hidden_size;
 	double live = in->max_live > 0 ? in->max_live : 1e9;
-	double pre = in->prefetch_bucket > 0 ? in->prefetch_bucket :
-					       0.9 * h * h;
+	double pre =
+		in->prefetch_bucket > 0 ? in->prefetch_bucket : 0.9 * h * h;
 	double red = in->reduce_bucket > 0 ? in->reduce_bucket : h * h;
 	double sum = 0;
 	int i;
@@ -61,17 +63,17 @@ static uint32_t longest_row(const struct plan_fit_input *in, double usable)
 	       plan_fit_gpu_bytes(in, hi, t) <= usable)
 		hi *= 2;
 	if (hi >= PLAN_SEQ_SCAN_MAX)
-		return (uint32_t)PLAN_SEQ_SCAN_MAX;
+		return (uint32_t) PLAN_SEQ_SCAN_MAX;
 	lo = hi / 2;
 	while (hi - lo > 1) {
-		double mid = (double)(uint32_t)((lo + hi) / 2);
+		double mid = (double) (uint32_t) ((lo + hi) / 2);
 
 		if (plan_fit_gpu_bytes(in, mid, t) <= usable)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	return (uint32_t)lo;
+	return (uint32_t) lo;
 }
 
 static uint32_t prompt_of(uint32_t seq, uint32_t answer)
@@ -157,16 +159,16 @@ void plan_fit_plan(const struct plan_fit_input *in, struct plan_fit *out)
 	out->max_prompt = prompt_of(out->max_seq, out->answer_tokens);
 	out->max_prompt_hi = prompt_of(out->max_seq_hi, out->answer_tokens);
 	out->breakdown_seq = in->cutoff_len ? in->cutoff_len :
-			     (out->max_seq ? out->max_seq : 1);
-	out->gpu_total = plan_fit_gpu_bytes(in, out->breakdown_seq,
-					    out->gpu_terms);
+					      (out->max_seq ? out->max_seq : 1);
+	out->gpu_total =
+		plan_fit_gpu_bytes(in, out->breakdown_seq, out->gpu_terms);
 	plan_act_terms(&in->act, out->breakdown_seq, &at);
 	plan_mem_plan(&in->mem, &mp);
 	/* every GPU of the node moves its own rows' layer inputs */
 	out->host_unsloth = g * at.host_unsloth;
 	out->host_unsloth_cached = g * at.host_unsloth_cached;
 	out->host_at_save = mp.host_node0_save + out->host_unsloth;
-	out->host_at_save_cached = mp.host_node0_save +
-				   out->host_unsloth_cached;
+	out->host_at_save_cached =
+		mp.host_node0_save + out->host_unsloth_cached;
 	switches(in, out);
 }

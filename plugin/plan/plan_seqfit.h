@@ -48,8 +48,8 @@
 
 enum plan_gpu_term {
 	PLAN_TERM_MODEL_STATES = 0, /* DeepSpeed's estimator */
-	PLAN_TERM_REFERENCE,        /* frozen weights */
-	PLAN_TERM_ZERO3_LIVE,       /* gathered parameters and buckets */
+	PLAN_TERM_REFERENCE, /* frozen weights */
+	PLAN_TERM_ZERO3_LIVE, /* gathered parameters and buckets */
 	PLAN_TERM_CKPT_INPUTS,
 	PLAN_TERM_LAYERS,
 	PLAN_TERM_RECOMPUTE,
@@ -63,26 +63,32 @@ enum plan_gpu_term {
 /* Names of the terms, for the table and the JSON keys. */
 extern const char *const plan_gpu_term_names[PLAN_TERM_COUNT];
 
-enum plan_switch { PLAN_SW_OFFLOAD = 0, PLAN_SW_LIGER, PLAN_SW_UNSLOTH,
-		 PLAN_SW_EXPANDABLE, PLAN_SW_COUNT };
+enum plan_switch {
+	PLAN_SW_OFFLOAD = 0,
+	PLAN_SW_LIGER,
+	PLAN_SW_UNSLOTH,
+	PLAN_SW_EXPANDABLE,
+	PLAN_SW_COUNT
+};
+
 extern const char *const plan_switch_names[PLAN_SW_COUNT];
 
 struct plan_fit_input {
 	struct plan_act_input act;
-	struct plan_mem_input mem;  /* gpu_mem must be > 0 */
-	double max_live;          /* stage3_max_live_parameters, 0: 1e9 */
-	double prefetch_bucket;   /* 0: auto (0.9 h^2) */
-	double reduce_bucket;     /* 0: auto (h^2) */
-	int expandable;           /* expandable_segments:True in effect */
-	uint32_t answer_tokens;   /* 0: PLAN_DEFAULT_ANSWER_TOKENS */
-	uint32_t cutoff_len;      /* 0: not set; the breakdown is at the
+	struct plan_mem_input mem; /* gpu_mem must be > 0 */
+	double max_live; /* stage3_max_live_parameters, 0: 1e9 */
+	double prefetch_bucket; /* 0: auto (0.9 h^2) */
+	double reduce_bucket; /* 0: auto (h^2) */
+	int expandable; /* expandable_segments:True in effect */
+	uint32_t answer_tokens; /* 0: PLAN_DEFAULT_ANSWER_TOKENS */
+	uint32_t cutoff_len; /* 0: not set; the breakdown is at the
 				   * longest row that fits */
 };
 
 struct plan_fit {
 	double gpu_terms[PLAN_TERM_COUNT]; /* bytes per GPU at breakdown_seq */
 	double gpu_total;
-	double breakdown_seq;     /* cutoff_len, or max_seq */
+	double breakdown_seq; /* cutoff_len, or max_seq */
 	double usable_lo, usable_mid, usable_hi; /* bytes */
 	/* longest row in tokens (0: not even one token fits) */
 	uint32_t max_seq_lo, max_seq, max_seq_hi;
@@ -96,7 +102,7 @@ struct plan_fit {
 	double host_at_save, host_at_save_cached;
 	/* max_prompt with each switch turned on (-1: already on) */
 	int64_t switch_prompt[PLAN_SW_COUNT];
-	int best_switch;          /* -1: none helps */
+	int best_switch; /* -1: none helps */
 };
 
 /* Plan. in->act.model set, in->mem.gpu_mem > 0, nnodes and

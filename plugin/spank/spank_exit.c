@@ -79,7 +79,7 @@ int distenv_remote_exit(spank_t sp)
 		    ESPANK_SUCCESS &&
 	    distenv_parse_u32(count, 1000000, &restart))
 		restart = 0;
-	lf_resolved_dir(lf_resolved_base(tmpdir), (unsigned)uid, ids.job_id,
+	lf_resolved_dir(lf_resolved_base(tmpdir), (unsigned) uid, ids.job_id,
 			ids.step_id, ids.node_id, restart, dir, sizeof(dir));
 	pid = fork();
 	if (pid == 0) {

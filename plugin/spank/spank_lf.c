@@ -88,7 +88,8 @@ static void storage_policy(const char *const *env, char *buf, size_t len)
 	buf[0] = '\0';
 	if (!st->have_policy ||
 	    distenv_policy_effective(&st->policy,
-				     distenv_env_get(env, "SLURM_JOB_PARTITION"),
+				     distenv_env_get(env,
+						     "SLURM_JOB_PARTITION"),
 				     &eff))
 		return;
 	for (i = 0; i < eff.n_storage; i++) {
@@ -97,11 +98,11 @@ static void storage_policy(const char *const *env, char *buf, size_t len)
 				 distenv_storage_kind_name(eff.storage[i].kind),
 				 eff.storage[i].path);
 
-		if (w < 0 || (size_t)w >= len - used) {
+		if (w < 0 || (size_t) w >= len - used) {
 			buf[used] = '\0';
 			return;
 		}
-		used += (size_t)w;
+		used += (size_t) w;
 	}
 }
 
@@ -136,7 +137,8 @@ static int check_argv(spank_t sp, const char *node, int local_id,
 			  "that the task expands it)",
 			  "the step's command names %s, the original: the "
 			  "resolved copy distenv wrote (save_on_each_node, "
-			  "resume, offload) is not used", word);
+			  "resume, offload) is not used",
+			  word);
 	if (r->check == LF_CHECK_STRICT) {
 		*err = e;
 		return -1;
@@ -166,7 +168,7 @@ static int setenv_unless_set(spank_t sp, const char *name, const char *value)
 static void read_node_name(spank_t sp, char *node, size_t node_size)
 {
 	snprintf(node, node_size, "?");
-	spank_getenv(sp, "SLURMD_NODENAME", node, (int)node_size);
+	spank_getenv(sp, "SLURMD_NODENAME", node, (int) node_size);
 }
 
 /* The node's and step's facts lf_prepare needs, from Slurm and the
@@ -176,7 +178,7 @@ static void lf_node_facts(spank_t sp, const char *const *env,
 			  struct lf_prepare_facts *f, int *local_id,
 			  const char *node, char *partner, size_t partner_len)
 {
-	struct distenv_step_ids ids = {0, 0, 0, 0, 0};
+	struct distenv_step_ids ids = { 0, 0, 0, 0, 0 };
 	uint64_t mem = 0;
 
 	/* a heterogeneous step's ids as a whole: every node plans for all
@@ -192,8 +194,7 @@ static void lf_node_facts(spank_t sp, const char *const *env,
 	 * this node (distenv_gpus.h), else 1. */
 	f->gpus_per_node = distenv_gpus_per_node(env, distenv_state.step_gpus);
 	/* The step's memory on this node, else the job's (MB). */
-	if (spank_get_item(sp, S_STEP_ALLOC_MEM, &mem) == ESPANK_SUCCESS &&
-	    mem)
+	if (spank_get_item(sp, S_STEP_ALLOC_MEM, &mem) == ESPANK_SUCCESS && mem)
 		f->alloc_mem_mb = mem;
 	else if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem) == ESPANK_SUCCESS)
 		f->alloc_mem_mb = mem;
@@ -215,7 +216,8 @@ static void lf_report(const struct lf_prepare_result *res, int rc, int show,
 		fflush(stderr);
 	}
 	if (!rc && res->dec.restore_latest) {
-		fprintf(stderr, "distenv: %s: wrote %s/latest (%s): "
+		fprintf(stderr,
+			"distenv: %s: wrote %s/latest (%s): "
 			"DeepSpeed writes it on node 0 only, and "
 			"this node's ranks read their own copy\n",
 			node, res->dec.restore_dir, res->dec.restore_tag);
@@ -238,8 +240,8 @@ static int lf_export(spank_t sp, const struct lf_prepare_result *res,
 					 "cannot export");
 	if (res->resume_set &&
 	    spank_setenv(sp, "DISTENV_LF_RESUME",
-			 res->resume_path[0] ? res->resume_path : "none", 1) !=
-		    ESPANK_SUCCESS)
+			 res->resume_path[0] ? res->resume_path : "none",
+			 1) != ESPANK_SUCCESS)
 		return distenv_error_set(err, "DISTENV_LF_RESUME", NULL,
 					 "cannot export");
 	if (res->alloc_conf_set &&
@@ -277,15 +279,14 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	 * array, and reading an old pointer crashed the task now and then
 	 * (seen in tests/cluster/templates.bats). */
 	if (spank_get_item(sp, S_JOB_ENV, &envp) == ESPANK_SUCCESS)
-		env = (const char *const *)envp;
+		env = (const char *const *) envp;
 	memset(&f, 0, sizeof(f));
 	storage_policy(env, storage, sizeof(storage));
 	req.storage_policy = storage[0] ? storage : NULL;
 	read_node_name(sp, node, sizeof(node));
 	lf_node_facts(sp, env, &f, &local_id, node, partner, sizeof(partner));
 	/* No --distenv-resume: DISTENV_RESUME in the step's environment */
-	if (lf_prepare_resume_env(env, &req, env_path, sizeof(env_path),
-				  err)) {
+	if (lf_prepare_resume_env(env, &req, env_path, sizeof(env_path), err)) {
 		rc = -1;
 		goto early;
 	}
@@ -310,7 +311,7 @@ early:
 int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err)
 {
 	const struct distenv_request *r = &distenv_state.req;
-	struct distenv_step_ids ids = {0, 0, 0, 0, 0};
+	struct distenv_step_ids ids = { 0, 0, 0, 0, 0 };
 	char **envp = NULL;
 	uint32_t restart;
 	char node[256], dir[DISTENV_LF_PATH_MAX];
@@ -323,20 +324,21 @@ int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err)
 	distenv_spank_step_ids(sp, &ids);
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
 		envp = NULL;
-	restart = lf_restart_count((const char *const *)envp);
+	restart = lf_restart_count((const char *const *) envp);
 	read_node_name(sp, node, sizeof(node));
-	rc = lf_prepare_mark_storage(r->lf_config, ids.job_id, restart, node, dir,
-				     sizeof(dir), err);
+	rc = lf_prepare_mark_storage(r->lf_config, ids.job_id, restart, node,
+				     dir, sizeof(dir), err);
 	if (rc) {
 		distenv_error_prefix_where(err, node);
 		return rc;
 	}
 	if (r->show) {
-		fprintf(stderr, "distenv: %s: storage mark of job %u start %u "
+		fprintf(stderr,
+			"distenv: %s: storage mark of job %u start %u "
 			"written in %s/" LF_MARK_SUBDIR "; the job's later "
 			"steps read it to tell shared from node-local "
-			"output_dir\n", node, (unsigned)ids.job_id,
-			(unsigned)restart, dir);
+			"output_dir\n",
+			node, (unsigned) ids.job_id, (unsigned) restart, dir);
 		fflush(stderr);
 	}
 	return 0;

@@ -66,7 +66,8 @@ char **distenv_job_site(spank_t sp, struct distenv_site *site)
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS)
 		envp = NULL;
 	distenv_policy_site_for_env(st->have_policy ? &st->policy : NULL,
-				    &st->site, (const char *const *)envp, site);
+				    &st->site, (const char *const *) envp,
+				    site);
 	return envp;
 }
 

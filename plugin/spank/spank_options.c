@@ -45,8 +45,8 @@ static int keep_lf_config(const char *optarg, const char *where, int remote)
 		return distenv_error_set(&distenv_state.option_error, where,
 					 "name the training YAML",
 					 "missing or too long a path");
-	if (!remote && distenv_lf_config_check(optarg,
-					       &distenv_state.option_error)) {
+	if (!remote &&
+	    distenv_lf_config_check(optarg, &distenv_state.option_error)) {
 		distenv_error_prefix_where(&distenv_state.option_error, where);
 		return -1;
 	}
@@ -58,8 +58,8 @@ static int keep_lf_config(const char *optarg, const char *where, int remote)
  * request (spank_state.h), by plugin/lf's parser as distenv plan and
  * prepare set theirs (lf_request.h); the plugin's own part is what
  * must outlive optarg. */
-static int set_lf(enum distenv_opt_id id, const char *optarg,
-		  const char *where, int remote)
+static int set_lf(enum distenv_opt_id id, const char *optarg, const char *where,
+		  int remote)
 {
 	struct distenv_plugin_state *st = &distenv_state;
 	struct distenv_error *err = &st->option_error;
@@ -127,16 +127,16 @@ int distenv_options_register(spank_t sp)
 			continue;
 		/* spank.h declares the strings char *; Slurm only reads
 		 * them. */
-		o->name = (char *)row->plugin_name;
-		o->arginfo = (char *)row->arg;
-		o->usage = (char *)row->usage;
+		o->name = (char *) row->plugin_name;
+		o->arginfo = (char *) row->arg;
+		o->usage = (char *) row->usage;
 		o->has_arg = row->has_arg;
-		o->val = (int)i;
+		o->val = (int) i;
 		o->cb = opt_value;
 		rc = spank_option_register(sp, o);
 		if (rc != ESPANK_SUCCESS) {
-			slurm_error("distenv: cannot register --%s: %s", o->name,
-				    spank_strerror(rc));
+			slurm_error("distenv: cannot register --%s: %s",
+				    o->name, spank_strerror(rc));
 			return -1;
 		}
 	}

@@ -29,7 +29,7 @@ struct distenv_plugin_state {
 	 * req.check, which the core's derivation reads. */
 	struct lf_prepare_request lf;
 	char lf_resume_path[DISTENV_LF_PATH_MAX]; /* --distenv-resume=PATH */
-	struct distenv_error site_error;   /* bad plugstack arguments or
+	struct distenv_error site_error; /* bad plugstack arguments or
 					    * site policy file */
 	struct distenv_error option_error; /* bad --distenv* value */
 	struct distenv_policy_file policy; /* config=, when it loaded */

@@ -38,14 +38,15 @@ int distenv_submit_post_opt(spank_t sp)
 	enum distenv_mode mode =
 		distenv_effective_mode(&distenv_state.site, &distenv_state.req);
 
-	(void)sp;
+	(void) sp;
 	if (distenv_error_is_set(&distenv_state.option_error))
 		return -1; /* already logged by the option callback */
 	if (mode != DISTENV_MODE_OFF &&
 	    distenv_error_is_set(&distenv_state.site_error)) {
 		distenv_log_error(&distenv_state.site_error);
-		slurm_error("distenv: the plugin's configuration is broken; ask "
-			    "your admin, or run without --distenv");
+		slurm_error(
+			"distenv: the plugin's configuration is broken; ask "
+			"your admin, or run without --distenv");
 		return -1;
 	}
 	/* Findings that fail every node anyway fail the command instead,

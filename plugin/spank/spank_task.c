@@ -59,9 +59,10 @@ static void end_step(const struct distenv_step_ids *ids)
 {
 	if (ids->nnodes <= 1 || ids->step_id >= SLURM_MAX_NORMAL_STEP_ID)
 		return;
-	fprintf(stderr, "distenv: ending step %u.%u on all %u nodes%s, so "
-			"that none waits for this one\n", ids->job_id,
-		ids->step_id, ids->nnodes,
+	fprintf(stderr,
+		"distenv: ending step %u.%u on all %u nodes%s, so "
+		"that none waits for this one\n",
+		ids->job_id, ids->step_id, ids->nnodes,
 		ids->het ? " of its heterogeneous components" : "");
 	fflush(stderr);
 	distenv_pipe_wait_drained(STDERR_FILENO, 1000, 100);
@@ -81,13 +82,12 @@ static void log_failure(spank_t sp, const struct distenv_step_ids *ids,
 
 	spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node));
 	slurm_info("distenv: job %u step %u node %s: failed the step: %s",
-		    ids->job_id, ids->step_id, node, line);
+		   ids->job_id, ids->step_id, node, line);
 }
 
 /* Print err for the user, once per node (from the node's first task:
  * every task of the node meets the same error), and fail the task. */
-static int report_ending(spank_t sp, const struct distenv_error *err,
-			 int end);
+static int report_ending(spank_t sp, const struct distenv_error *err, int end);
 
 /* A finding about this step: the message, then the step ends on every
  * node (end_step). */
@@ -106,10 +106,9 @@ static int report_config(spank_t sp, const struct distenv_error *err)
 	return report_ending(sp, err, 0);
 }
 
-static int report_ending(spank_t sp, const struct distenv_error *err,
-			 int end)
+static int report_ending(spank_t sp, const struct distenv_error *err, int end)
 {
-	struct distenv_step_ids ids = {0, 0, 0, 0, 0};
+	struct distenv_step_ids ids = { 0, 0, 0, 0, 0 };
 	char line[3 * DISTENV_ERROR_TEXT];
 	int local_id = 0;
 
@@ -121,7 +120,7 @@ static int report_ending(spank_t sp, const struct distenv_error *err,
 	 * other tasks, which print nothing, wait 300 ms before they fail. */
 	if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS &&
 	    local_id != 0) {
-		struct timespec t = {0, 300 * 1000000L};
+		struct timespec t = { 0, 300 * 1000000L };
 
 		nanosleep(&t, NULL);
 		return -1;
@@ -182,11 +181,13 @@ static void log_vars(const struct distenv_step *step,
 
 	for (i = 0; i < vars->count; i++)
 		slurm_debug("distenv: job %u step %u node %s task %u: %s=%s "
-			    "[%s] %s", step->job_id, step->step_id,
-			    step->node_name, step->procid,
-			    vars->items[i].name, vars->items[i].value,
+			    "[%s] %s",
+			    step->job_id, step->step_id, step->node_name,
+			    step->procid, vars->items[i].name,
+			    vars->items[i].value,
 			    vars->items[i].action == DISTENV_ACTION_KEPT ?
-				    "kept" : "set",
+				    "kept" :
+				    "set",
 			    vars->items[i].reason);
 }
 
@@ -198,7 +199,7 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 	struct distenv_topo *topo = st->topo;
 	char topo_note[sizeof(st->topo_note)];
 	struct distenv_step step;
-	struct distenv_vars vars = {0};
+	struct distenv_vars vars = { 0 };
 	int rc;
 
 	if (!envp)
@@ -210,9 +211,9 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 		distenv_topo_load_into(st->topo_user_xml, &topo, topo_note,
 				       sizeof(topo_note));
 	rc = distenv_derive_for_task_topo(site, &st->req,
-					  (const char *const *)envp, batch,
-					  topo, topo_note, st->step_gpus,
-					  &step, &vars, err);
+					  (const char *const *) envp, batch,
+					  topo, topo_note, st->step_gpus, &step,
+					  &vars, err);
 	if (topo != st->topo)
 		free(topo);
 	if (rc == 0)
@@ -238,8 +239,10 @@ static void show_off(spank_t sp)
 	    local_id != 0)
 		return;
 	spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node));
-	fprintf(stderr, "distenv: %s: off for this step (no --distenv, and "
-			"the plugstack default is off)\n", node);
+	fprintf(stderr,
+		"distenv: %s: off for this step (no --distenv, and "
+		"the plugstack default is off)\n",
+		node);
 	fflush(stderr);
 }
 
@@ -273,7 +276,8 @@ static int leave_alone(spank_t sp, enum distenv_mode mode,
 	distenv_error_format(err, line, sizeof(line));
 	slurm_info("distenv: step %u.%u left untouched: the site default "
 		   "mode %s does not fit it, and the job did not ask for "
-		   "distenv (%s)", job, step, distenv_mode_name(mode), line);
+		   "distenv (%s)",
+		   job, step, distenv_mode_name(mode), line);
 	return 0;
 }
 
@@ -310,8 +314,9 @@ int distenv_remote_task_init(spank_t sp)
 	/* LLaMA-Factory preparation: srun steps only (the batch script
 	 * launches them). A marking step marks and prepares nothing. */
 	if (st->req.mark_storage && !batch)
-		return distenv_remote_mark_storage(sp, &err) ? report(sp, &err) :
-							       0;
+		return distenv_remote_mark_storage(sp, &err) ?
+			       report(sp, &err) :
+			       0;
 	if (st->req.lf_config[0] && !batch &&
 	    distenv_remote_lf_prepare(sp, &err))
 		return report(sp, &err);

@@ -22,7 +22,7 @@
 
 static void sleep_ms(int ms)
 {
-	struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	struct timespec t = { ms / 1000, (long) (ms % 1000) * 1000000L };
 
 	while (nanosleep(&t, &t) != 0 && errno == EINTR)
 		;
@@ -35,7 +35,7 @@ static long long now_ms(void)
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	return (long long) t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 int distenv_pipe_wait_drained(int fd, int max_ms, int settle_ms)

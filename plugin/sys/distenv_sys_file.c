@@ -51,9 +51,12 @@ static int refuse_kind(const char *path, mode_t mode,
 	char fix[64];
 
 	if (S_ISLNK(mode))
-		distenv_error_set(err, path, "name the file itself, not a "
-				  "symbolic link", "cannot open %s: it is a "
-				  "symbolic link", name_of(rules));
+		distenv_error_set(err, path,
+				  "name the file itself, not a "
+				  "symbolic link",
+				  "cannot open %s: it is a "
+				  "symbolic link",
+				  name_of(rules));
 	else {
 		snprintf(fix, sizeof(fix), "name a regular file, not %s",
 			 kind_of(mode));
@@ -83,15 +86,15 @@ static int check_owner(const char *path, const struct stat *st,
 				 st->st_uid == geteuid())) {
 		distenv_error_set(err, path, owner_fix,
 				  "refused: owned by uid %u, not root",
-				  (unsigned)st->st_uid);
+				  (unsigned) st->st_uid);
 		return fail(out, EPERM);
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
 		distenv_error_set(err, path, owner_fix,
 				  "refused: mode %04o lets %s write it",
-				  (unsigned)(st->st_mode & 07777),
-				  (st->st_mode & S_IWOTH) ? "anyone"
-							  : "its group");
+				  (unsigned) (st->st_mode & 07777),
+				  (st->st_mode & S_IWOTH) ? "anyone" :
+							    "its group");
 		return fail(out, EPERM);
 	}
 	return 0;
@@ -106,7 +109,8 @@ static int refuse_size(const char *path, long long size, size_t max,
 	if (size >= 0)
 		distenv_error_set(err, path, fix,
 				  "refused: %lld bytes, over the cap of %zu "
-				  "bytes", size, max);
+				  "bytes",
+				  size, max);
 	else
 		distenv_error_set(err, path, fix,
 				  "refused: more than the cap of %zu bytes",
@@ -164,7 +168,7 @@ static int read_to_eof(int fd, size_t hint, size_t max,
 			return errno;
 		if (n == 0)
 			break;
-		out->len += (size_t)n;
+		out->len += (size_t) n;
 	}
 	out->data[out->len] = '\0';
 	return 0;
@@ -172,9 +176,8 @@ static int read_to_eof(int fd, size_t hint, size_t max,
 
 /* The checks on the open descriptor: what fstat(2) says it is. */
 static int check_open_file(int fd, const char *path,
-			   const struct distenv_file_rules *rules,
-			   size_t *size, struct distenv_file *out,
-			   struct distenv_error *err)
+			   const struct distenv_file_rules *rules, size_t *size,
+			   struct distenv_file *out, struct distenv_error *err)
 {
 	struct stat st;
 
@@ -184,10 +187,10 @@ static int check_open_file(int fd, const char *path,
 		return refuse_kind(path, st.st_mode, rules, out, err);
 	if (check_owner(path, &st, rules, out, err))
 		return -1;
-	if ((unsigned long long)st.st_size > rules->max)
-		return refuse_size(path, (long long)st.st_size, rules->max,
+	if ((unsigned long long) st.st_size > rules->max)
+		return refuse_size(path, (long long) st.st_size, rules->max,
 				   out, err);
-	*size = (size_t)st.st_size;
+	*size = (size_t) st.st_size;
 	return 0;
 }
 

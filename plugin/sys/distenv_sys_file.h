@@ -46,9 +46,9 @@ struct distenv_file_rules {
 
 /* What was read; distenv_file_free() in every case. */
 struct distenv_file {
-	char *data;  /* malloc'ed, len bytes and a NUL after them */
-	size_t len;  /* bytes read, the NUL not counted; 0 for an empty file */
-	int errnum;  /* after a failure: the errno of the call that failed,
+	char *data; /* malloc'ed, len bytes and a NUL after them */
+	size_t len; /* bytes read, the NUL not counted; 0 for an empty file */
+	int errnum; /* after a failure: the errno of the call that failed,
 		      * or ELOOP (a symbolic link), EINVAL (not a regular
 		      * file), EPERM (owner or mode refused), EFBIG (over
 		      * max), ENOMEM; 0 after success */

@@ -62,9 +62,9 @@ static unsigned long long group_size(const char *body, size_t n)
 
 		if (c >= '0' && c <= '9') {
 			if (in_hi)
-				hi = hi * 10 + (unsigned)(c - '0');
+				hi = hi * 10 + (unsigned) (c - '0');
 			else
-				lo = lo * 10 + (unsigned)(c - '0');
+				lo = lo * 10 + (unsigned) (c - '0');
 		} else if (c == '-') {
 			in_hi = 1;
 			hi = 0;
@@ -126,7 +126,7 @@ static char *element_name(const char *head, size_t n, uint32_t idx,
 		return NULL;
 	}
 	c = slurm_hostlist_count(hl);
-	*count = c > 0 ? (uint32_t)c : 0;
+	*count = c > 0 ? (uint32_t) c : 0;
 	if (idx < *count) {
 		uint32_t i;
 
@@ -163,27 +163,31 @@ int distenv_nth_host(const char *nodelist, uint32_t idx, const char *where,
 				depth++;
 			else if (head[i] == ']')
 				depth--;
-			else if (depth == 0 && (head[i] == ',' || head[i] == ' '))
+			else if (depth == 0 &&
+				 (head[i] == ',' || head[i] == ' '))
 				break;
 		}
 		if (!head_is_plausible(head, i))
-			return distenv_error_set(err, where, NULL,
-						 "'%s' is not a Slurm node list",
-						 distenv_printable(nodelist, shown,
-								   sizeof(shown)));
+			return distenv_error_set(
+				err, where, NULL,
+				"'%s' is not a Slurm node list",
+				distenv_printable(nodelist, shown,
+						  sizeof(shown)));
 		if (prefix_count(head, i) > DISTENV_HOSTLIST_MAX_PREFIXES)
-			return distenv_error_set(err, where,
-						 "Slurm writes one bracket group per name (n[1-4]); pass the list Slurm set",
-						 "'%s' stands for more than %llu name prefixes (several bracket groups in one name)",
-						 distenv_printable(nodelist, shown,
-								   sizeof(shown)),
-						 DISTENV_HOSTLIST_MAX_PREFIXES);
+			return distenv_error_set(
+				err, where,
+				"Slurm writes one bracket group per name (n[1-4]); pass the list Slurm set",
+				"'%s' stands for more than %llu name prefixes (several bracket groups in one name)",
+				distenv_printable(nodelist, shown,
+						  sizeof(shown)),
+				DISTENV_HOSTLIST_MAX_PREFIXES);
 		name = element_name(head, i, idx, &count, &bad);
 		if (bad)
-			return distenv_error_set(err, where, NULL,
-						 "'%s' is not a Slurm node list",
-						 distenv_printable(nodelist, shown,
-								   sizeof(shown)));
+			return distenv_error_set(
+				err, where, NULL,
+				"'%s' is not a Slurm node list",
+				distenv_printable(nodelist, shown,
+						  sizeof(shown)));
 		if (!name && count == 0)
 			break;
 		if (!name) /* idx >= count: on to the next element */
@@ -198,11 +202,11 @@ int distenv_nth_host(const char *nodelist, uint32_t idx, const char *where,
 					 "'%s' has no name at index %u",
 					 distenv_printable(nodelist, shown,
 							   sizeof(shown)),
-					 (unsigned)asked);
+					 (unsigned) asked);
 	}
 	n = snprintf(buf, len, "%s", name);
 	free(name);
-	if (n < 0 || (size_t)n >= len)
+	if (n < 0 || (size_t) n >= len)
 		return distenv_error_set(err, where, NULL,
 					 "host name is too long");
 	return 0;

@@ -16,10 +16,10 @@ static int task0_node(const slurm_step_layout_t *layout)
 	uint16_t j;
 
 	for (i = 0; i < layout->node_cnt; i++)
-		for (j = 0; layout->tasks && layout->tids && j < layout->tasks[i];
-		     j++)
+		for (j = 0;
+		     layout->tasks && layout->tids && j < layout->tasks[i]; j++)
 			if (layout->tids[i] && layout->tids[i][j] == 0)
-				return (int)i;
+				return (int) i;
 	return -1;
 }
 
@@ -53,10 +53,11 @@ int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
 		slurm_job_step_layout_free(layout);
 		return distenv_error_set(err, "SLURM_DISTRIBUTION", NULL,
 					 "step %u.%u's task layout has no "
-					 "task 0", job_id, step_id);
+					 "task 0",
+					 job_id, step_id);
 	}
-	*node_id = (uint32_t)idx;
-	rc = distenv_nth_host(layout->node_list, (uint32_t)idx,
+	*node_id = (uint32_t) idx;
+	rc = distenv_nth_host(layout->node_list, (uint32_t) idx,
 			      "the step's task layout", host, len, err);
 	slurm_job_step_layout_free(layout);
 	return rc;

@@ -25,15 +25,15 @@ static unsigned prefix_len(const struct sockaddr *mask)
 	if (!mask)
 		return 0;
 	if (mask->sa_family == AF_INET) {
-		b = (const unsigned char *)&((const struct sockaddr_in *)mask)
+		b = (const unsigned char *) &((const struct sockaddr_in *) mask)
 			    ->sin_addr;
 		n = 4;
 	} else {
-		b = ((const struct sockaddr_in6 *)mask)->sin6_addr.s6_addr;
+		b = ((const struct sockaddr_in6 *) mask)->sin6_addr.s6_addr;
 		n = 16;
 	}
 	for (i = 0; i < n; i++)
-		bits += (unsigned)__builtin_popcount(b[i]);
+		bits += (unsigned) __builtin_popcount(b[i]);
 	return bits;
 }
 
@@ -42,13 +42,15 @@ static int ip_from_sockaddr(const struct sockaddr *sa, struct distenv_ip *ip)
 	memset(ip, 0, sizeof(*ip));
 	if (sa->sa_family == AF_INET) {
 		ip->family = AF_INET;
-		memcpy(ip->bytes, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		memcpy(ip->bytes, &((const struct sockaddr_in *) sa)->sin_addr,
+		       4);
 		return 0;
 	}
 	if (sa->sa_family == AF_INET6) {
 		ip->family = AF_INET6;
 		memcpy(ip->bytes,
-		       ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr, 16);
+		       ((const struct sockaddr_in6 *) sa)->sin6_addr.s6_addr,
+		       16);
 		return 0;
 	}
 	return -1;
@@ -78,7 +80,8 @@ static int gather_ifaces(struct distenv_net_facts *f, struct distenv_error *err)
 			continue;
 		snprintf(d->name, sizeof(d->name), "%s", it->ifa_name);
 		d->prefix_len = prefix_len(it->ifa_netmask);
-		d->up = (it->ifa_flags & IFF_UP) && (it->ifa_flags & IFF_RUNNING);
+		d->up = (it->ifa_flags & IFF_UP) &&
+			(it->ifa_flags & IFF_RUNNING);
 		d->loopback = (it->ifa_flags & IFF_LOOPBACK) != 0;
 		f->net.n_ifaces++;
 	}
@@ -105,15 +108,15 @@ static void route_choice(const struct distenv_net_facts *f,
 	memcpy(&dst, sa, salen);
 	/* A port is needed for connect(); 9 (discard) is never contacted. */
 	if (dst.ss_family == AF_INET)
-		((struct sockaddr_in *)&dst)->sin_port = htons(9);
+		((struct sockaddr_in *) &dst)->sin_port = htons(9);
 	else
-		((struct sockaddr_in6 *)&dst)->sin6_port = htons(9);
+		((struct sockaddr_in6 *) &dst)->sin6_port = htons(9);
 	fd = socket(sa->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
-	if (connect(fd, (struct sockaddr *)&dst, salen) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&local, &llen) == 0 &&
-	    ip_from_sockaddr((struct sockaddr *)&local, &a->route_src) == 0) {
+	if (connect(fd, (struct sockaddr *) &dst, salen) == 0 &&
+	    getsockname(fd, (struct sockaddr *) &local, &llen) == 0 &&
+	    ip_from_sockaddr((struct sockaddr *) &local, &a->route_src) == 0) {
 		for (i = 0; i < f->net.n_ifaces; i++)
 			if (distenv_ip_equal(&f->ifaces[i].ip, &a->route_src)) {
 				snprintf(a->route_ifname, DISTENV_IFNAME_MAX,

@@ -34,8 +34,7 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 				 const struct distenv_request *req,
 				 const char *const *envp, int batch,
 				 const struct distenv_topo *topo,
-				 const char *topo_note,
-				 const char *step_gpus,
+				 const char *topo_note, const char *step_gpus,
 				 struct distenv_step *step,
 				 struct distenv_vars *vars,
 				 struct distenv_error *err)
@@ -58,8 +57,8 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 		return -1;
 	if (task0_elsewhere(site, req, step) &&
 	    distenv_task0_host(step->job_id, step->step_id, step->master_host,
-			       sizeof(step->master_host),
-			       &step->master_node_id, err))
+			       sizeof(step->master_host), &step->master_node_id,
+			       err))
 		return -1;
 	if (distenv_needs_net(site, req, step)) {
 		char host[DISTENV_HOST_MAX];

@@ -65,12 +65,13 @@ static void place_of(hwloc_topology_t t, hwloc_obj_t pci,
 	if (nonio->type == HWLOC_OBJ_PACKAGE)
 		pkg = nonio;
 	else
-		pkg = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, nonio);
+		pkg = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE,
+						     nonio);
 	if (!pkg && nonio->cpuset)
 		pkg = hwloc_get_next_obj_covering_cpuset_by_type(
 			t, nonio->cpuset, HWLOC_OBJ_PACKAGE, NULL);
 	if (pkg)
-		pl->package = (int)pkg->logical_index;
+		pl->package = (int) pkg->logical_index;
 }
 
 static int by_busid(const void *a, const void *b)
@@ -120,12 +121,13 @@ static void fill_nics(hwloc_topology_t t, struct distenv_topo *topo)
 		nic = &topo->nics[topo->n_nics];
 		memset(nic, 0, sizeof(*nic));
 		snprintf(nic->name, sizeof(nic->name), "%s", os->name);
-		nic->kind = type == HWLOC_OBJ_OSDEV_OPENFABRICS
-				    ? DISTENV_TOPO_HCA
-				    : DISTENV_TOPO_NETDEV;
+		nic->kind = type == HWLOC_OBJ_OSDEV_OPENFABRICS ?
+				    DISTENV_TOPO_HCA :
+				    DISTENV_TOPO_NETDEV;
 		nic->place.numa = -1;
 		nic->place.package = -1;
-		pci = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PCI_DEVICE, os);
+		pci = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PCI_DEVICE,
+						     os);
 		if (pci)
 			place_of(t, pci, &nic->place);
 		pcis[topo->n_nics++] = pci;
@@ -205,8 +207,8 @@ static void read_driver_info(hwloc_topology_t t, const char *dir,
 		gi = distenv_topo_gpu_by_busid(topo, info.busid);
 		if (gi < 0)
 			continue;
-		snprintf(topo->gpus[gi].uuid, sizeof(topo->gpus[gi].uuid),
-			 "%s", info.uuid);
+		snprintf(topo->gpus[gi].uuid, sizeof(topo->gpus[gi].uuid), "%s",
+			 info.uuid);
 		topo->gpus[gi].minor = info.minor;
 		topo->have_driver_info = 1;
 	}
@@ -260,8 +262,8 @@ int distenv_topo_abi_check(unsigned built, unsigned loaded,
 				 "but the hwloc library loaded is API %u.%u, "
 				 "of another major version and so of another "
 				 "ABI",
-				 built >> 16, (built >> 8) & 0xff,
-				 loaded >> 16, (loaded >> 8) & 0xff);
+				 built >> 16, (built >> 8) & 0xff, loaded >> 16,
+				 (loaded >> 8) & 0xff);
 }
 
 int distenv_topo_load(const char *xml, const char *nvidia_dir,
@@ -270,7 +272,7 @@ int distenv_topo_load(const char *xml, const char *nvidia_dir,
 	hwloc_topology_t t;
 	const char *env_xml = getenv("HWLOC_XMLFILE");
 	unsigned v = hwloc_get_api_version();
-	struct distenv_file text = {0};
+	struct distenv_file text = { 0 };
 
 	memset(topo, 0, sizeof(*topo));
 	if (distenv_topo_abi_check(HWLOC_API_VERSION, v, err) ||
@@ -292,7 +294,7 @@ int distenv_topo_load(const char *xml, const char *nvidia_dir,
 				       HWLOC_TYPE_FILTER_KEEP_NONE);
 	/* hwloc counts the buffer's length with the final NUL. */
 	if (xml && hwloc_topology_set_xmlbuffer(t, text.data,
-						(int)text.len + 1) < 0) {
+						(int) text.len + 1) < 0) {
 		int e = errno;
 
 		distenv_file_free(&text);
@@ -308,8 +310,8 @@ int distenv_topo_load(const char *xml, const char *nvidia_dir,
 		hwloc_topology_destroy(t);
 		return distenv_error_set(err, xml ? xml : "hwloc",
 					 xml ? "give a topology XML file "
-					       "written by lstopo"
-					     : NULL,
+					       "written by lstopo" :
+					       NULL,
 					 "cannot load the topology: %s",
 					 strerror(e));
 	}
