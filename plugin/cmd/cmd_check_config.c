@@ -130,7 +130,8 @@ static void print_policy(const struct distenv_policy_file *f,
 	print_controls(f, part, &p);
 }
 
-int distenv_cmd_check_config(int argc, char **argv)
+int distenv_cmd_check_config(const struct distenv_command *cmd, int argc,
+			     char **argv)
 {
 	struct distenv_cmd_options o;
 	const char *slurm_conf = NULL, *value;
@@ -143,7 +144,7 @@ int distenv_cmd_check_config(int argc, char **argv)
 	int id, rc;
 
 	distenv_error_clear(&err);
-	distenv_cmd_options_begin(&o, argv);
+	distenv_cmd_options_begin(&o, cmd);
 	while ((id = distenv_cmd_option(&o, argc, argv, &value, &err)) >= 0) {
 		if (id == DISTENV_OPT_PARTITION)
 			partition = value;

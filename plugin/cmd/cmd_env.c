@@ -18,7 +18,8 @@ extern char **environ;
 
 /* The options after the subcommand into req. Returns -1 to go on, else
  * the exit status (0 after --help, 2 a usage error, printed). */
-static int parse_request(int argc, char **argv, struct distenv_request *req)
+static int parse_request(const struct distenv_command *cmd, int argc,
+			 char **argv, struct distenv_request *req)
 {
 	struct distenv_cmd_options o;
 	struct distenv_error err;
@@ -28,7 +29,7 @@ static int parse_request(int argc, char **argv, struct distenv_request *req)
 	memset(req, 0, sizeof(*req));
 	req->mode = DISTENV_MODE_TORCHRUN;
 	distenv_error_clear(&err);
-	distenv_cmd_options_begin(&o, argv);
+	distenv_cmd_options_begin(&o, cmd);
 	while ((id = distenv_cmd_option(&o, argc, argv, &value, &err)) >= 0)
 		if (distenv_request_set(req, id, value, o.where, &err))
 			return distenv_cmd_usage_error(&err);
@@ -58,7 +59,8 @@ static struct distenv_topo *load_topology(char *note, size_t len)
 	return topo;
 }
 
-static int run(int argc, char **argv, int show)
+static int run(const struct distenv_command *cmd, int argc, char **argv,
+	       int show)
 {
 	struct distenv_request req;
 	struct distenv_site site;
@@ -70,7 +72,7 @@ static int run(int argc, char **argv, int show)
 	char note[1024];
 	int rc;
 
-	rc = parse_request(argc, argv, &req);
+	rc = parse_request(cmd, argc, argv, &req);
 	if (rc >= 0)
 		return rc;
 	distenv_error_clear(&err);
@@ -92,12 +94,12 @@ static int run(int argc, char **argv, int show)
 	return rc ? distenv_cmd_fail(&err) : 0;
 }
 
-int distenv_cmd_env(int argc, char **argv)
+int distenv_cmd_env(const struct distenv_command *cmd, int argc, char **argv)
 {
-	return run(argc, argv, 0);
+	return run(cmd, argc, argv, 0);
 }
 
-int distenv_cmd_show(int argc, char **argv)
+int distenv_cmd_show(const struct distenv_command *cmd, int argc, char **argv)
 {
-	return run(argc, argv, 1);
+	return run(cmd, argc, argv, 1);
 }

@@ -1,12 +1,13 @@
 /*
  * cmd_options.c: the options of a subcommand, read and explained from
  * the rows of the option table (distenv_option_table.h) that name it:
- * its getopt_long(3) array, its usage line and its --help.
+ * its getopt_long(3) array, its usage line and its --help; and the one
+ * way a subcommand prints an error (cmd_options.h).
  */
+#include "cmd_options.h"
+
 #include <stdio.h>
 #include <string.h>
-
-#include "commands.h"
 
 /* getopt_long returns this plus the row id for a long option, above
  * every character a short option could be. */
@@ -22,14 +23,13 @@ static int takes(const struct distenv_command *cmd,
 	return row->command_name && (row->commands & cmd->in);
 }
 
-int distenv_cmd_options_begin(struct distenv_cmd_options *o, char **argv)
+void distenv_cmd_options_begin(struct distenv_cmd_options *o,
+			       const struct distenv_command *cmd)
 {
 	size_t i, n = 0, s = 0;
 
 	memset(o, 0, sizeof(*o));
-	o->cmd = distenv_command_named(argv[0]);
-	if (!o->cmd)
-		return -1;
+	o->cmd = cmd;
 	/* A leading ':' makes getopt_long tell a missing value (':') from
 	 * an unknown option ('?'), getopt(3). */
 	o->shortopts[s++] = ':';
@@ -52,7 +52,6 @@ int distenv_cmd_options_begin(struct distenv_cmd_options *o, char **argv)
 		 o->cmd->name);
 	optind = 1;
 	opterr = 0;
-	return 0;
 }
 
 static int letter_row(const struct distenv_command *cmd, int c)
@@ -118,6 +117,15 @@ int distenv_cmd_option(struct distenv_cmd_options *o, int argc, char **argv,
 		 distenv_option_table[id].command_name);
 	*value = optarg;
 	return id;
+}
+
+int distenv_cmd_fail(const struct distenv_error *err)
+{
+	char line[3 * DISTENV_ERROR_TEXT];
+
+	distenv_error_format(err, line, sizeof(line));
+	fprintf(stderr, "distenv: error: %s\n", line);
+	return 1;
 }
 
 int distenv_cmd_usage_error(const struct distenv_error *err)

@@ -50,8 +50,8 @@ static int set_option(int id, const char *value, const char *where,
 	}
 }
 
-int distenv_lf_cmd_options(int argc, char **argv,
-			   struct lf_prepare_request *req,
+int distenv_lf_cmd_options(const struct distenv_command *cmd, int argc,
+			   char **argv, struct lf_prepare_request *req,
 			   struct lf_prepare_facts *facts, int *output)
 {
 	struct distenv_cmd_options o;
@@ -60,7 +60,7 @@ int distenv_lf_cmd_options(int argc, char **argv,
 	int id, rc, plan;
 
 	distenv_error_clear(&err);
-	distenv_cmd_options_begin(&o, argv);
+	distenv_cmd_options_begin(&o, cmd);
 	while ((id = distenv_cmd_option(&o, argc, argv, &value, &err)) >= 0)
 		if (set_option(id, value, o.where, req, facts, output, &err))
 			return distenv_cmd_usage_error(&err);
@@ -120,7 +120,7 @@ static int assume_shape(struct lf_prepare_facts *facts, char *buf, size_t len)
 	return n || g;
 }
 
-int distenv_cmd_plan(int argc, char **argv)
+int distenv_cmd_plan(const struct distenv_command *cmd, int argc, char **argv)
 {
 	char assumed_text[128];
 	int assumed;
@@ -142,7 +142,7 @@ int distenv_cmd_plan(int argc, char **argv)
 	/* whether LLaMA-Factory's launcher sets expandable segments */
 	facts.optim_torch = distenv_env_get((const char *const *)environ,
 					    "OPTIM_TORCH");
-	rc = distenv_lf_cmd_options(argc, argv, &req, &facts, &output);
+	rc = distenv_lf_cmd_options(cmd, argc, argv, &req, &facts, &output);
 	if (rc >= 0)
 		return rc;
 	distenv_error_clear(&err);

@@ -30,7 +30,8 @@ static void print_quoted(const char *s)
 	putchar('\'');
 }
 
-int distenv_cmd_prepare(int argc, char **argv)
+int distenv_cmd_prepare(const struct distenv_command *cmd, int argc,
+			char **argv)
 {
 	const char *const *envp = (const char *const *)environ;
 	struct lf_prepare_request req;
@@ -56,7 +57,7 @@ int distenv_cmd_prepare(int argc, char **argv)
 		facts.gpus_per_node = distenv_gpus_per_node(envp, NULL);
 		facts.node_name = distenv_env_get(envp, "SLURMD_NODENAME");
 	}
-	rc = distenv_lf_cmd_options(argc, argv, &req, &facts, NULL);
+	rc = distenv_lf_cmd_options(cmd, argc, argv, &req, &facts, NULL);
 	if (rc >= 0)
 		return rc;
 	if (step_rc)

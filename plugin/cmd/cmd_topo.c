@@ -168,7 +168,7 @@ static void print_plan(const struct distenv_topo *topo, const size_t *sel,
 	free(plan);
 }
 
-int distenv_cmd_topo(int argc, char **argv)
+int distenv_cmd_topo(const struct distenv_command *cmd, int argc, char **argv)
 {
 	struct distenv_cmd_options o;
 	const char *value;
@@ -183,7 +183,7 @@ int distenv_cmd_topo(int argc, char **argv)
 	int id, rc = 1;
 
 	distenv_error_clear(&err);
-	distenv_cmd_options_begin(&o, argv);
+	distenv_cmd_options_begin(&o, cmd);
 	while ((id = distenv_cmd_option(&o, argc, argv, &value, &err)) >= 0) {
 		if (id == DISTENV_OPT_XML)
 			xml = value;

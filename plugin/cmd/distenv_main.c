@@ -43,7 +43,7 @@ static const struct distenv_command commands[] = {
 	 distenv_cmd_prepare},
 	{NULL, 0, NULL, -1, NULL, NULL}};
 
-const struct distenv_command *distenv_command_named(const char *name)
+static const struct distenv_command *command_named(const char *name)
 {
 	size_t i;
 
@@ -51,15 +51,6 @@ const struct distenv_command *distenv_command_named(const char *name)
 		if (!strcmp(commands[i].name, name))
 			return &commands[i];
 	return NULL;
-}
-
-int distenv_cmd_fail(const struct distenv_error *err)
-{
-	char line[3 * DISTENV_ERROR_TEXT];
-
-	distenv_error_format(err, line, sizeof(line));
-	fprintf(stderr, "distenv: error: %s\n", line);
-	return 1;
 }
 
 static void usage(FILE *out)
@@ -94,9 +85,9 @@ int main(int argc, char **argv)
 		       DISTENV_SLURM_VERSION);
 		return 0;
 	}
-	c = distenv_command_named(cmd);
+	c = command_named(cmd);
 	if (c)
-		return c->run(argc - 1, argv + 1);
+		return c->run(c, argc - 1, argv + 1);
 	fprintf(stderr, "distenv: error: unknown command '%s'. See distenv "
 			"--help\n", cmd);
 	return 2;

@@ -30,9 +30,10 @@
  * whose fix lists the accepted values.
  *
  * Layers: this header's pure functions (distenv_policy.c) and the parser
- * (distenv_policy_parse.c, libyaml, from a memory buffer) do no system
- * call; distenv_policy_load() (distenv_policy_load.c) is the adapter that
- * opens the file.
+ * (distenv_policy_parse.c, with the keys' handlers of
+ * distenv_policy_keys.h and libyaml's events of distenv_policy_yaml.h,
+ * from a memory buffer) do no system call; distenv_policy_load()
+ * (distenv_policy_load.c) is the adapter that opens the file.
  */
 #ifndef DISTENV_POLICY_H
 #define DISTENV_POLICY_H

@@ -39,10 +39,12 @@
  *  everything else       -                  -              nothing
  *
  * No file named by a user is opened in any callback run as root. The one
- * a job may name, a topology XML in HWLOC_XMLFILE, is read in user_init
- * with the user's rights and O_NOFOLLOW (spank_node.c). The site policy file
- * (config=) is named by the admin and refused unless only root can write
- * it (plugin/site/distenv_policy.h).
+ * a job may name, a topology XML in HWLOC_XMLFILE, is read in task_init,
+ * in the forked task, fully as the user and with O_NOFOLLOW
+ * (spank_task.c); user_init, where only the effective uid is the user's,
+ * just notes its name (spank_node.c). The site policy file (config=) is
+ * named by the admin and refused unless only root can write it
+ * (plugin/site/distenv_policy.h).
  */
 #include "config.h"
 
