@@ -47,14 +47,15 @@ static void print_controls(const struct distenv_policy_file *f,
 	    (p->set & DISTENV_POLICY_ENABLED) && !p->enabled ? "false" : "true",
 	    source(f, part, DISTENV_POLICY_ENABLED, from, sizeof(from)));
 	row("lf_features",
-	    (p->set & DISTENV_POLICY_LF_FEATURES) && !p->lf_features ? "false"
-								       : "true",
+	    (p->set & DISTENV_POLICY_LF_FEATURES) && !p->lf_features ? "false" :
+								       "true",
 	    source(f, part, DISTENV_POLICY_LF_FEATURES, from, sizeof(from)));
 	row("locked",
 	    l == (DISTENV_SITE_LOCK_PORTS | DISTENV_SITE_LOCK_IFACES) ?
 		    "port_range, interfaces" :
 	    l == DISTENV_SITE_LOCK_PORTS  ? "port_range" :
-	    l == DISTENV_SITE_LOCK_IFACES ? "interfaces" : "(nothing)",
+	    l == DISTENV_SITE_LOCK_IFACES ? "interfaces" :
+					    "(nothing)",
 	    source(f, part, DISTENV_POLICY_LOCKED, from, sizeof(from)));
 }
 
@@ -79,15 +80,15 @@ static void print_policy(const struct distenv_policy_file *f,
 	/* The built-in values when the file leaves a key out are those of
 	 * distenv_site_defaults(): mode off, 29600-32767. */
 	row("default_mode",
-	    distenv_mode_name((p.set & DISTENV_POLICY_DEFAULT_MODE)
-				      ? p.default_mode
-				      : DISTENV_MODE_OFF),
+	    distenv_mode_name((p.set & DISTENV_POLICY_DEFAULT_MODE) ?
+				      p.default_mode :
+				      DISTENV_MODE_OFF),
 	    source(f, part, DISTENV_POLICY_DEFAULT_MODE, from, sizeof(from)));
 	snprintf(v, sizeof(v), "%u-%u",
-		 (p.set & DISTENV_POLICY_PORT_RANGE) ? p.port_lo
-						      : DISTENV_PORT_LO_DEFAULT,
-		 (p.set & DISTENV_POLICY_PORT_RANGE) ? p.port_hi
-						      : DISTENV_PORT_HI_DEFAULT);
+		 (p.set & DISTENV_POLICY_PORT_RANGE) ? p.port_lo :
+						       DISTENV_PORT_LO_DEFAULT,
+		 (p.set & DISTENV_POLICY_PORT_RANGE) ? p.port_hi :
+						       DISTENV_PORT_HI_DEFAULT);
 	row("port_range", v,
 	    source(f, part, DISTENV_POLICY_PORT_RANGE, from, sizeof(from)));
 	row("interfaces", p.interfaces[0] ? p.interfaces : "(any)",
@@ -111,10 +112,12 @@ static void print_policy(const struct distenv_policy_file *f,
 		size_t j;
 
 		for (j = 0; part && j < part->policy.n_env; j++)
-			in_part |= strcmp(part->policy.env[j].name, e->name) == 0;
+			in_part |=
+				strcmp(part->policy.env[j].name, e->name) == 0;
 		snprintf(v, sizeof(v), "%s=%s", e->name, e->value);
 		if (in_part)
-			snprintf(from, sizeof(from), "partition %s", part->name);
+			snprintf(from, sizeof(from), "partition %s",
+				 part->name);
 		else
 			snprintf(from, sizeof(from), "top level");
 		row("env", v, from);
@@ -125,7 +128,8 @@ static void print_policy(const struct distenv_policy_file *f,
 		snprintf(v, sizeof(v), "%s %s", p.storage[i].path,
 			 distenv_storage_kind_name(p.storage[i].kind));
 		row("storage", v,
-		    source(f, part, DISTENV_POLICY_STORAGE, from, sizeof(from)));
+		    source(f, part, DISTENV_POLICY_STORAGE, from,
+			   sizeof(from)));
 	}
 	print_controls(f, part, &p);
 }
@@ -172,8 +176,8 @@ int distenv_cmd_check_config(const struct distenv_command *cmd, int argc,
 		char cwd[DISTENV_SITE_PATH_MAX];
 
 		if (!getcwd(cwd, sizeof(cwd)) ||
-		    (size_t)snprintf(abs_path, sizeof(abs_path), "%s/%s", cwd,
-				     path) >= sizeof(abs_path)) {
+		    (size_t) snprintf(abs_path, sizeof(abs_path), "%s/%s", cwd,
+				      path) >= sizeof(abs_path)) {
 			fprintf(stderr, "distenv: error: %s: path too long\n",
 				path);
 			return 1;

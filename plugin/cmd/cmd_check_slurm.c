@@ -42,8 +42,8 @@ struct found {
 	char (*parts)[DISTENV_PARTITION_MAX];
 	size_t n_parts, cap_parts;
 	int parts_lost; /* out of memory: do not judge sections by name */
-	char where[4200];   /* FILE:LINE of distenv's line */
-	char line[4096];    /* the line itself */
+	char where[4200]; /* FILE:LINE of distenv's line */
+	char line[4096]; /* the line itself */
 	int have_line;
 	int warnings;
 };
@@ -67,9 +67,9 @@ static void warn(struct found *f, const char *fmt, ...)
 static char *read_conf(const char *path, const char *role,
 		       struct distenv_error *err)
 {
-	struct distenv_file_rules rules = {role, NULL, 1024 * 1024,
-					   DISTENV_FILE_ANY_OWNER};
-	struct distenv_file file = {0};
+	struct distenv_file_rules rules = { role, NULL, 1024 * 1024,
+					    DISTENV_FILE_ANY_OWNER };
+	struct distenv_file file = { 0 };
 
 	if (distenv_file_read(path, &rules, &file, err))
 		return NULL;
@@ -81,8 +81,8 @@ static const char *key_value(const char *tok, const char *key)
 {
 	size_t n = strlen(key);
 
-	return strncasecmp(tok, key, n) == 0 && tok[n] == '=' ? tok + n + 1
-							       : NULL;
+	return strncasecmp(tok, key, n) == 0 && tok[n] == '=' ? tok + n + 1 :
+								NULL;
 }
 
 static void add_part(struct found *f, const char *name)
@@ -189,9 +189,10 @@ static void plugstack_file(struct found *f, const char *path, int depth)
 		if (!tok || !is_distenv(tok))
 			continue;
 		if (f->have_line)
-			warn(f, "%s:%u: a second line loads distenv.so (the "
-			     "first is %s): Slurm loads both", path, n,
-			     f->where);
+			warn(f,
+			     "%s:%u: a second line loads distenv.so (the "
+			     "first is %s): Slurm loads both",
+			     path, n, f->where);
 		else {
 			snprintf(f->where, sizeof(f->where), "%s:%u", path, n);
 			snprintf(f->line, sizeof(f->line), "%s", line);
@@ -227,14 +228,15 @@ static void check_parents(struct found *f, const char *path)
 	while ((slash = strrchr(dir, '/'))) {
 		*(slash == dir ? slash + 1 : slash) = '\0';
 		if (stat(dir, &st) == 0 &&
-		    (st.st_uid != 0 ||
-		     ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
-		      !(st.st_mode & S_ISVTX))))
-			warn(f, "%s: directory of the site file is %s: another "
+		    (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+					!(st.st_mode & S_ISVTX))))
+			warn(f,
+			     "%s: directory of the site file is %s: another "
 			     "user could put another file in its place. Keep "
 			     "the file in a directory only root can write",
-			     dir, st.st_uid ? "not owned by root" :
-					      "writable by others");
+			     dir,
+			     st.st_uid ? "not owned by root" :
+					 "writable by others");
 		if (slash == dir)
 			break;
 	}
@@ -248,12 +250,16 @@ static void check_paths(struct found *f, const struct distenv_policy *p,
 
 	if (p->topology_xml[0] &&
 	    (stat(p->topology_xml, &st) || !S_ISREG(st.st_mode)))
-		warn(f, "%s: topology_xml %s is not a file on this host: jobs "
-		     "there get no NCCL_IB_HCA", scope, p->topology_xml);
+		warn(f,
+		     "%s: topology_xml %s is not a file on this host: jobs "
+		     "there get no NCCL_IB_HCA",
+		     scope, p->topology_xml);
 	for (i = 0; i < p->n_storage; i++)
 		if (stat(p->storage[i].path, &st) || !S_ISDIR(st.st_mode))
-			warn(f, "%s: storage path %s is not a directory on "
-			     "this host", scope, p->storage[i].path);
+			warn(f,
+			     "%s: storage path %s is not a directory on "
+			     "this host",
+			     scope, p->storage[i].path);
 }
 
 static int known_part(const struct found *f, const char *name)
@@ -280,12 +286,13 @@ static int check_site(struct found *f, const struct distenv_site *site)
 		distenv_policy_file_free(&pf);
 		return distenv_cmd_fail(&err);
 	}
-	printf("site file: %s (valid, %zu partition section%s)\n",
-	       site->config, pf.n_partitions, pf.n_partitions == 1 ? "" : "s");
+	printf("site file: %s (valid, %zu partition section%s)\n", site->config,
+	       pf.n_partitions, pf.n_partitions == 1 ? "" : "s");
 	if (stat(site->config, &st) == 0 && !(st.st_mode & S_IROTH))
-		warn(f, "%s: mode %04o: only root can read it, and every "
+		warn(f,
+		     "%s: mode %04o: only root can read it, and every "
 		     "--distenv job of another user fails on it. chmod 644",
-		     site->config, (unsigned)(st.st_mode & 07777));
+		     site->config, (unsigned) (st.st_mode & 07777));
 	check_parents(f, site->config);
 	for (i = 0; i < pf.n_partitions; i++) {
 		const struct distenv_policy *p = &pf.partitions[i].policy;
@@ -295,30 +302,38 @@ static int check_site(struct found *f, const struct distenv_site *site)
 			 pf.partitions[i].name);
 		if (f->n_parts && !f->parts_lost &&
 		    !known_part(f, pf.partitions[i].name))
-			warn(f, "%s:%u: section for partition %s, which %s "
+			warn(f,
+			     "%s:%u: section for partition %s, which %s "
 			     "does not define: it applies to no job",
 			     site->config, pf.partitions[i].line,
 			     pf.partitions[i].name, f->slurm_conf);
 		if ((site->given & DISTENV_SITE_GIVEN_MODE) &&
 		    (p->set & DISTENV_POLICY_DEFAULT_MODE))
-			warn(f, "%s: default= on the plugstack line (%s) "
+			warn(f,
+			     "%s: default= on the plugstack line (%s) "
 			     "overrides this partition's default_mode: %s",
-			     scope, f->where, distenv_mode_name(p->default_mode));
+			     scope, f->where,
+			     distenv_mode_name(p->default_mode));
 		if ((site->given & DISTENV_SITE_GIVEN_PORTS) &&
 		    (p->set & DISTENV_POLICY_PORT_RANGE))
-			warn(f, "%s: port_range= on the plugstack line (%s) "
-			     "overrides this partition's port_range", scope,
-			     f->where);
+			warn(f,
+			     "%s: port_range= on the plugstack line (%s) "
+			     "overrides this partition's port_range",
+			     scope, f->where);
 		check_paths(f, p, scope);
 	}
 	if ((site->given & DISTENV_SITE_GIVEN_MODE) &&
 	    (pf.global.set & DISTENV_POLICY_DEFAULT_MODE))
-		warn(f, "top level: default= on the plugstack line (%s) "
-		     "overrides the file's default_mode", f->where);
+		warn(f,
+		     "top level: default= on the plugstack line (%s) "
+		     "overrides the file's default_mode",
+		     f->where);
 	if ((site->given & DISTENV_SITE_GIVEN_PORTS) &&
 	    (pf.global.set & DISTENV_POLICY_PORT_RANGE))
-		warn(f, "top level: port_range= on the plugstack line (%s) "
-		     "overrides the file's port_range", f->where);
+		warn(f,
+		     "top level: port_range= on the plugstack line (%s) "
+		     "overrides the file's port_range",
+		     f->where);
 	check_paths(f, &pf.global, "top level");
 	for (i = 0; i < f->n_parts; i++) {
 		struct distenv_policy eff;
@@ -327,10 +342,11 @@ static int check_site(struct found *f, const struct distenv_site *site)
 		distenv_policy_effective(&pf, f->parts[i], &eff);
 		distenv_policy_apply(&eff, f->parts[i], &s);
 		printf("[partition %s] mode without --distenv: %s%s; "
-		       "port_range %u-%u; interfaces %s%s%s\n", f->parts[i],
-		       distenv_mode_name(s.default_mode),
+		       "port_range %u-%u; interfaces %s%s%s\n",
+		       f->parts[i], distenv_mode_name(s.default_mode),
 		       (site->given & DISTENV_SITE_GIVEN_MODE) ?
-			       " (plugstack default=)" : "",
+			       " (plugstack default=)" :
+			       "",
 		       s.port_lo, s.port_hi, s.ifaces[0] ? s.ifaces : "(any)",
 		       s.disabled ? "; distenv switched off" : "",
 		       s.lf_disabled ? "; LLaMA-Factory features off" : "");
@@ -350,14 +366,18 @@ int distenv_check_slurm_conf(const char *path)
 
 	memset(&f, 0, sizeof(f));
 	snprintf(f.slurm_conf, sizeof(f.slurm_conf), "%s",
-		 path ? path : env && env[0] ? env : "/etc/slurm/slurm.conf");
+		 path          ? path :
+		 env && env[0] ? env :
+				 "/etc/slurm/slurm.conf");
 	{
 		struct stat st;
 
 		if (stat(f.slurm_conf, &st)) {
-			distenv_error_set(&err, f.slurm_conf, "give its path "
-					  "with --slurm-conf PATH or SLURM_CONF",
-					  "cannot find slurm.conf");
+			distenv_error_set(
+				&err, f.slurm_conf,
+				"give its path "
+				"with --slurm-conf PATH or SLURM_CONF",
+				"cannot find slurm.conf");
 			return distenv_cmd_fail(&err);
 		}
 	}
@@ -365,8 +385,9 @@ int distenv_check_slurm_conf(const char *path)
 	if (!f.plugstack[0]) {
 		const char *slash = strrchr(f.slurm_conf, '/');
 
-		snprintf(f.plugstack, sizeof(f.plugstack), "%.*s/plugstack.conf",
-			 slash ? (int)(slash - f.slurm_conf) : 1,
+		snprintf(f.plugstack, sizeof(f.plugstack),
+			 "%.*s/plugstack.conf",
+			 slash ? (int) (slash - f.slurm_conf) : 1,
 			 slash ? f.slurm_conf : ".");
 	}
 	printf("slurm.conf: %s (%zu partition%s)\n", f.slurm_conf, f.n_parts,

@@ -65,7 +65,7 @@ static int run(const struct distenv_command *cmd, int argc, char **argv,
 	struct distenv_request req;
 	struct distenv_site site;
 	struct distenv_step step;
-	struct distenv_vars vars = {0};
+	struct distenv_vars vars = { 0 };
 	struct distenv_error err;
 
 	struct distenv_topo *topo;
@@ -79,7 +79,7 @@ static int run(const struct distenv_command *cmd, int argc, char **argv,
 	distenv_site_defaults(&site);
 	topo = load_topology(note, sizeof(note));
 	rc = distenv_derive_for_task_topo(&site, &req,
-					  (const char *const *)environ, -1,
+					  (const char *const *) environ, -1,
 					  topo, note, NULL, &step, &vars, &err);
 	if (rc == 0) {
 		if (show)

@@ -40,7 +40,7 @@ void distenv_cmd_options_begin(struct distenv_cmd_options *o,
 			continue;
 		o->longopts[n].name = row->command_name;
 		o->longopts[n].has_arg = row->has_arg;
-		o->longopts[n].val = LONG_VAL_BASE + (int)i;
+		o->longopts[n].val = LONG_VAL_BASE + (int) i;
 		n++;
 		if (row->letter && s + 2 < sizeof(o->shortopts)) {
 			o->shortopts[s++] = row->letter;
@@ -48,8 +48,7 @@ void distenv_cmd_options_begin(struct distenv_cmd_options *o,
 				o->shortopts[s++] = ':';
 		}
 	}
-	snprintf(o->fix, sizeof(o->fix), "see distenv %s --help",
-		 o->cmd->name);
+	snprintf(o->fix, sizeof(o->fix), "see distenv %s --help", o->cmd->name);
 	optind = 1;
 	opterr = 0;
 }
@@ -61,7 +60,7 @@ static int letter_row(const struct distenv_command *cmd, int c)
 	for (i = 0; i < DISTENV_OPT_COUNT; i++)
 		if (distenv_option_table[i].letter == c &&
 		    takes(cmd, &distenv_option_table[i]))
-			return (int)i;
+			return (int) i;
 	return -1;
 }
 
@@ -78,8 +77,9 @@ static int is_flag_with_value(const struct distenv_command *cmd,
 		const struct distenv_option_row *row = &distenv_option_table[i];
 
 		if (takes(cmd, row) && !row->has_arg &&
-		    strlen(row->command_name) == (size_t)(eq - arg - 2) &&
-		    !strncmp(row->command_name, arg + 2, (size_t)(eq - arg - 2)))
+		    strlen(row->command_name) == (size_t) (eq - arg - 2) &&
+		    !strncmp(row->command_name, arg + 2,
+			     (size_t) (eq - arg - 2)))
 			return 1;
 	}
 	return 0;
@@ -104,9 +104,9 @@ int distenv_cmd_option(struct distenv_cmd_options *o, int argc, char **argv,
 	id = c >= LONG_VAL_BASE ? c - LONG_VAL_BASE : letter_row(o->cmd, c);
 	if (c == '?' || id < 0) {
 		distenv_error_set(err, given, o->fix,
-				  is_flag_with_value(o->cmd, given)
-					  ? "takes no value"
-					  : "unknown option");
+				  is_flag_with_value(o->cmd, given) ?
+					  "takes no value" :
+					  "unknown option");
 		return DISTENV_CMD_OPTIONS_BAD;
 	}
 	if (id == DISTENV_OPT_HELP) {
@@ -163,7 +163,7 @@ int distenv_cmd_options_end(const struct distenv_cmd_options *o, int code,
  * indent itself, the start of a line, without the blank). */
 static void put_word(FILE *out, const char *word, int indent, int *col)
 {
-	int len = (int)strlen(word);
+	int len = (int) strlen(word);
 
 	if (*col != indent && *col + 1 + len > LINE_WIDTH) {
 		fprintf(out, "\n%*s", indent, "");
@@ -193,7 +193,7 @@ void distenv_cmd_print_usage(FILE *out, const char *lead,
 {
 	char word[128];
 	/* continuation lines start under the first operand */
-	int indent = (int)strlen(lead) + 10 + (int)strlen(cmd->name);
+	int indent = (int) strlen(lead) + 10 + (int) strlen(cmd->name);
 	int col;
 	size_t i;
 
@@ -209,7 +209,7 @@ void distenv_cmd_print_usage(FILE *out, const char *lead,
 	for (i = 0; i < DISTENV_OPT_COUNT; i++) {
 		const struct distenv_option_row *row = &distenv_option_table[i];
 
-		if (!takes(cmd, row) || (int)i == cmd->needs ||
+		if (!takes(cmd, row) || (int) i == cmd->needs ||
 		    i == DISTENV_OPT_HELP)
 			continue;
 		snprintf(word, sizeof(word), "[--%s%s%s]", row->command_name,

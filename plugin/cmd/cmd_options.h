@@ -22,10 +22,10 @@
 /* One subcommand, a row of distenv_main.c's table. */
 struct distenv_command {
 	const char *name;
-	unsigned in;          /* its DISTENV_IN_* bit in the option table */
+	unsigned in; /* its DISTENV_IN_* bit in the option table */
 	const char *operands; /* after the name in its usage line, or "" */
-	int needs;            /* an option it cannot do without, or -1 */
-	const char *summary;  /* what it does, for its --help */
+	int needs; /* an option it cannot do without, or -1 */
+	const char *summary; /* what it does, for its --help */
 	/* Its entry point (commands.h): argv starts at its name. */
 	int (*run)(const struct distenv_command *cmd, int argc, char **argv);
 };
@@ -36,13 +36,13 @@ struct distenv_cmd_options {
 	struct option longopts[DISTENV_OPT_COUNT + 1];
 	char shortopts[8];
 	char where[64]; /* the option last read, "--port", for errors */
-	char fix[64];   /* "see distenv NAME --help" */
+	char fix[64]; /* "see distenv NAME --help" */
 };
 
 /* What distenv_cmd_option returns besides a row id. */
-#define DISTENV_CMD_OPTIONS_END (-1)  /* done: operands start at optind */
+#define DISTENV_CMD_OPTIONS_END (-1) /* done: operands start at optind */
 #define DISTENV_CMD_OPTIONS_HELP (-2) /* --help printed to stdout: exit 0 */
-#define DISTENV_CMD_OPTIONS_BAD (-3)  /* err says why: a usage error */
+#define DISTENV_CMD_OPTIONS_BAD (-3) /* err says why: a usage error */
 
 /* Start reading the options of cmd, from an argv that starts at its
  * name. */

@@ -114,8 +114,10 @@ static int assume_shape(struct lf_prepare_facts *facts, char *buf, size_t len)
 	if (g)
 		facts->gpus_per_node = 1;
 	if (n || g)
-		snprintf(buf, len, "%s%s%s (not given: give both for the real "
-			 "step)", n ? "--nodes 1" : "", n && g ? " " : "",
+		snprintf(buf, len,
+			 "%s%s%s (not given: give both for the real "
+			 "step)",
+			 n ? "--nodes 1" : "", n && g ? " " : "",
 			 g ? "--gpus-per-node 1" : "");
 	return n || g;
 }
@@ -135,13 +137,13 @@ int distenv_cmd_plan(const struct distenv_command *cmd, int argc, char **argv)
 	memset(&facts, 0, sizeof(facts));
 	facts.write = LF_WRITE_NONE;
 	facts.node_ram = lf_sys_node_ram();
-	facts.force_torchrun = distenv_env_get((const char *const *)environ,
+	facts.force_torchrun = distenv_env_get((const char *const *) environ,
 					       "FORCE_TORCHRUN");
-	facts.alloc_conf = distenv_env_get((const char *const *)environ,
+	facts.alloc_conf = distenv_env_get((const char *const *) environ,
 					   "PYTORCH_CUDA_ALLOC_CONF");
 	/* whether LLaMA-Factory's launcher sets expandable segments */
-	facts.optim_torch = distenv_env_get((const char *const *)environ,
-					    "OPTIM_TORCH");
+	facts.optim_torch =
+		distenv_env_get((const char *const *) environ, "OPTIM_TORCH");
 	rc = distenv_lf_cmd_options(cmd, argc, argv, &req, &facts, &output);
 	if (rc >= 0)
 		return rc;
@@ -172,7 +174,7 @@ int distenv_cmd_plan(const struct distenv_command *cmd, int argc, char **argv)
 	if (dec->alloc_conf_set)
 		printf("  PYTORCH_CUDA_ALLOC_CONF=%s\n", dec->alloc_conf);
 	printf("  resume: %s\n", dec->resume ? dec->resume_ckpt : "no");
-	for (i = 0; i < (int)dec->nchanges; i++)
+	for (i = 0; i < (int) dec->nchanges; i++)
 		printf("  changed: %s\n", dec->changes[i]);
 	if (dec->have_plan)
 		plan_mem_plan_print(stdout, &dec->mem_in, &dec->mem);

@@ -9,7 +9,7 @@
 #include "lf_decide.h"
 #include "plan_seqfit.h"
 
-static const char *const attn_names[] = {"sdpa", "eager", "fa2"};
+static const char *const attn_names[] = { "sdpa", "eager", "fa2" };
 
 static const char *on_off(int v)
 {
@@ -30,20 +30,23 @@ void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec)
 	}
 	fprintf(out, "longest prompt (DPO step; GiB = 2^30 bytes; "
 		     "docs/memory.md)\n");
-	fprintf(out, "  prompt up to %u tokens with %u-token answers (band "
-		     "%u-%u: fragmentation, expandable_segments %s); row "
-		     "(cutoff_len) up to %u\n",
+	fprintf(out,
+		"  prompt up to %u tokens with %u-token answers (band "
+		"%u-%u: fragmentation, expandable_segments %s); row "
+		"(cutoff_len) up to %u\n",
 		f->max_prompt, f->answer_tokens, f->max_prompt_lo,
 		f->max_prompt_hi, on_off(x->expandable), f->max_seq);
-	fprintf(out, "  step: %u example(s) x %d rows, reference model %s, "
-		     "gradient checkpointing %s, liger %s, unsloth_gc %s, "
-		     "attention %s\n",
+	fprintf(out,
+		"  step: %u example(s) x %d rows, reference model %s, "
+		"gradient checkpointing %s, liger %s, unsloth_gc %s, "
+		"attention %s\n",
 		x->act.batch, x->act.pairwise ? 2 : 1,
 		x->act.reference ? "yes" : "no", on_off(x->act.grad_ckpt),
 		on_off(x->act.liger), on_off(x->act.unsloth_gc),
 		attn_names[x->act.attn]);
-	fprintf(out, "  per GPU at %.0f tokens per row: %.1f GiB, usable "
-		     "%.1f GiB (%.1f-%.1f)\n",
+	fprintf(out,
+		"  per GPU at %.0f tokens per row: %.1f GiB, usable "
+		"%.1f GiB (%.1f-%.1f)\n",
 		f->breakdown_seq, plan_gib(f->gpu_total),
 		plan_gib(f->usable_mid), plan_gib(f->usable_lo),
 		plan_gib(f->usable_hi));
@@ -52,8 +55,9 @@ void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec)
 			fprintf(out, "    %-13s %8.1f GiB\n",
 				plan_gpu_term_names[i],
 				plan_gib(f->gpu_terms[i]));
-	fprintf(out, "  node 0 at save: %.1f GiB (unsloth_gc pinned %.1f, "
-		     "up to %.1f cached: %.1f GiB)\n",
+	fprintf(out,
+		"  node 0 at save: %.1f GiB (unsloth_gc pinned %.1f, "
+		"up to %.1f cached: %.1f GiB)\n",
 		plan_gib(f->host_at_save), plan_gib(f->host_unsloth),
 		plan_gib(f->host_unsloth_cached),
 		plan_gib(f->host_at_save_cached));
@@ -63,7 +67,7 @@ void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec)
 			fprintf(out, " %s already on;", plan_switch_names[i]);
 		else
 			fprintf(out, " %s %lld;", plan_switch_names[i],
-				(long long)f->switch_prompt[i]);
+				(long long) f->switch_prompt[i]);
 	}
 	fprintf(out, " buys the most: %s\n",
 		f->best_switch >= 0 ? plan_switch_names[f->best_switch] :
@@ -82,33 +86,37 @@ void distenv_plan_print_json(FILE *out, const struct lf_decision *dec)
 	fprintf(out, "{\"nodes\": %u, \"gpus_per_node\": %u",
 		dec->mem_in.nnodes, dec->mem_in.gpus_per_node);
 	if (!dec->have_fit) {
-		fprintf(out, ", \"max_prompt_tokens\": null, "
-			     "\"gpu_bytes_per_term\": null, "
-			     "\"host_bytes_at_save\": %.0f, \"note\": "
-			     "\"longest prompt not planned: needs stage dpo, "
-			     "ZeRO-3, config.json and --gpu-mem\"}\n",
+		fprintf(out,
+			", \"max_prompt_tokens\": null, "
+			"\"gpu_bytes_per_term\": null, "
+			"\"host_bytes_at_save\": %.0f, \"note\": "
+			"\"longest prompt not planned: needs stage dpo, "
+			"ZeRO-3, config.json and --gpu-mem\"}\n",
 			dec->have_plan ? m->host_node0_save : 0);
 		return;
 	}
-	fprintf(out, ", \"gpu_mem_bytes\": %.0f, \"answer_tokens\": %u, "
-		     "\"max_prompt_tokens\": %u, "
-		     "\"max_prompt_tokens_band\": [%u, %u], "
-		     "\"max_seq_tokens\": %u, \"max_seq_tokens_band\": "
-		     "[%u, %u], \"breakdown_seq_tokens\": %.0f",
+	fprintf(out,
+		", \"gpu_mem_bytes\": %.0f, \"answer_tokens\": %u, "
+		"\"max_prompt_tokens\": %u, "
+		"\"max_prompt_tokens_band\": [%u, %u], "
+		"\"max_seq_tokens\": %u, \"max_seq_tokens_band\": "
+		"[%u, %u], \"breakdown_seq_tokens\": %.0f",
 		x->mem.gpu_mem, f->answer_tokens, f->max_prompt,
-		f->max_prompt_lo, f->max_prompt_hi, f->max_seq,
-		f->max_seq_lo, f->max_seq_hi, f->breakdown_seq);
+		f->max_prompt_lo, f->max_prompt_hi, f->max_seq, f->max_seq_lo,
+		f->max_seq_hi, f->breakdown_seq);
 	fprintf(out, ", \"gpu_bytes_per_term\": {");
 	for (i = 0; i < PLAN_TERM_COUNT; i++)
 		fprintf(out, "%s\"%s\": %.0f", i ? ", " : "",
 			plan_gpu_term_names[i], f->gpu_terms[i]);
-	fprintf(out, "}, \"gpu_bytes_total\": %.0f, \"usable_gpu_bytes\": "
-		     "[%.0f, %.0f, %.0f]",
+	fprintf(out,
+		"}, \"gpu_bytes_total\": %.0f, \"usable_gpu_bytes\": "
+		"[%.0f, %.0f, %.0f]",
 		f->gpu_total, f->usable_lo, f->usable_mid, f->usable_hi);
-	fprintf(out, ", \"host_bytes_at_save\": %.0f, "
-		     "\"host_bytes_at_save_cached\": %.0f, "
-		     "\"host_bytes_steady\": %.0f, \"host_bytes_gather\": %.0f, "
-		     "\"host_bytes_unsloth\": %.0f",
+	fprintf(out,
+		", \"host_bytes_at_save\": %.0f, "
+		"\"host_bytes_at_save_cached\": %.0f, "
+		"\"host_bytes_steady\": %.0f, \"host_bytes_gather\": %.0f, "
+		"\"host_bytes_unsloth\": %.0f",
 		f->host_at_save, f->host_at_save_cached, m->host_steady,
 		m->host_gather, f->host_unsloth);
 	fprintf(out, ", \"switch_max_prompt_tokens\": {");
@@ -117,22 +125,23 @@ void distenv_plan_print_json(FILE *out, const struct lf_decision *dec)
 		if (f->switch_prompt[i] < 0)
 			fprintf(out, "null");
 		else
-			fprintf(out, "%lld", (long long)f->switch_prompt[i]);
+			fprintf(out, "%lld", (long long) f->switch_prompt[i]);
 	}
 	fprintf(out, "}, \"best_switch\": ");
 	if (f->best_switch >= 0)
 		fprintf(out, "\"%s\"", plan_switch_names[f->best_switch]);
 	else
 		fprintf(out, "null");
-	fprintf(out, ", \"settings\": {\"batch\": %u, \"reference\": %s, "
-		     "\"gradient_checkpointing\": %s, \"liger\": %s, "
-		     "\"unsloth_gc\": %s, \"attention\": \"%s\", "
-		     "\"offload\": %s, \"expandable_segments\": %s}}\n",
+	fprintf(out,
+		", \"settings\": {\"batch\": %u, \"reference\": %s, "
+		"\"gradient_checkpointing\": %s, \"liger\": %s, "
+		"\"unsloth_gc\": %s, \"attention\": \"%s\", "
+		"\"offload\": %s, \"expandable_segments\": %s}}\n",
 		x->act.batch, x->act.reference ? "true" : "false",
 		x->act.grad_ckpt ? "true" : "false",
 		x->act.liger ? "true" : "false",
 		x->act.unsloth_gc ? "true" : "false", attn_names[x->act.attn],
 		x->mem.offload_optimizer && x->mem.offload_param ? "true" :
-								    "false",
+								   "false",
 		x->expandable ? "true" : "false");
 }

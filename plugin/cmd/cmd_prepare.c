@@ -33,7 +33,7 @@ static void print_quoted(const char *s)
 int distenv_cmd_prepare(const struct distenv_command *cmd, int argc,
 			char **argv)
 {
-	const char *const *envp = (const char *const *)environ;
+	const char *const *envp = (const char *const *) environ;
 	struct lf_prepare_request req;
 	struct lf_prepare_facts facts;
 	struct lf_prepare_result res;

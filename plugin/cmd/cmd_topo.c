@@ -54,7 +54,7 @@ static void print_gpus(const struct distenv_topo *topo)
 		char numa[16], pkg[16];
 
 		printf("  GPU %d  %s  NUMA %s  package %s  bridges ",
-		       g->minor >= 0 ? g->minor : (int)i, g->place.busid,
+		       g->minor >= 0 ? g->minor : (int) i, g->place.busid,
 		       place_num(g->place.numa, numa, sizeof(numa)),
 		       place_num(g->place.package, pkg, sizeof(pkg)));
 		print_bridges(&g->place);
@@ -67,8 +67,9 @@ static void print_gpus(const struct distenv_topo *topo)
 static const char *port_state_name(int state)
 {
 	/* Linux sysfs infiniband/<hca>/ports/N/state values. */
-	static const char *const names[] = {"NOP", "DOWN", "INIT", "ARMED",
-					    "ACTIVE", "ACTIVE_DEFER"};
+	static const char *const names[] = {
+		"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"
+	};
 
 	return state >= 0 && state <= 5 ? names[state] : "?";
 }
@@ -119,9 +120,9 @@ static void print_nearest(const struct distenv_topo *topo, const size_t *sel,
 		if (!shown++)
 			printf("  nearest HCA of each GPU (information; NCCL "
 			       "pairs them itself):\n");
-		printf("    GPU %d:", topo->gpus[sel[i]].minor >= 0
-					     ? topo->gpus[sel[i]].minor
-					     : (int)sel[i]);
+		printf("    GPU %d:", topo->gpus[sel[i]].minor >= 0 ?
+					      topo->gpus[sel[i]].minor :
+					      (int) sel[i]);
 		for (k = 0; k < one->n_hcas; k++)
 			printf("%s %s", k ? "," : "",
 			       topo->nics[one->hcas[k].nic].name);
@@ -142,8 +143,9 @@ static void print_plan(const struct distenv_topo *topo, const size_t *sel,
 	printf("for GPUs");
 	for (i = 0; i < n_sel; i++)
 		printf("%s%d", i ? "," : " ",
-		       topo->gpus[sel[i]].minor >= 0 ? topo->gpus[sel[i]].minor
-						     : (int)sel[i]);
+		       topo->gpus[sel[i]].minor >= 0 ?
+			       topo->gpus[sel[i]].minor :
+			       (int) sel[i]);
 	printf("%s (%s):\n", n_sel ? "" : " none", from);
 	distenv_topo_rank(topo, sel, n_sel, plan);
 	distenv_topo_hca_value(topo, plan, hca, sizeof(hca));
@@ -203,7 +205,7 @@ int distenv_cmd_topo(const struct distenv_command *cmd, int argc, char **argv)
 	}
 	if (distenv_topo_load(xml, nvidia_dir, topo, &err))
 		goto out;
-	distenv_gpus_read((const char *const *)environ, NULL, &task);
+	distenv_gpus_read((const char *const *) environ, NULL, &task);
 	if (gpus) {
 		from = "--gpus";
 		if (distenv_topo_parse_gpus(topo, gpus, "--gpus", sel, &n_sel,
@@ -218,8 +220,8 @@ int distenv_cmd_topo(const struct distenv_command *cmd, int argc, char **argv)
 			sel[n_sel++] = i;
 	}
 	printf("topology: %s%s\n", topo->source,
-	       topo->have_driver_info ? " and the NVIDIA driver's GPU list"
-				      : "");
+	       topo->have_driver_info ? " and the NVIDIA driver's GPU list" :
+					"");
 	print_gpus(topo);
 	print_nics(topo);
 	if (note[0])

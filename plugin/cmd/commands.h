@@ -17,14 +17,11 @@
 #include "cmd_options.h"
 
 /* distenv env / distenv show (cmd_env.c). */
-int distenv_cmd_env(const struct distenv_command *cmd, int argc,
-		    char **argv);
-int distenv_cmd_show(const struct distenv_command *cmd, int argc,
-		     char **argv);
+int distenv_cmd_env(const struct distenv_command *cmd, int argc, char **argv);
+int distenv_cmd_show(const struct distenv_command *cmd, int argc, char **argv);
 
 /* distenv topo: GPU -> NIC/HCA locality of a node (cmd_topo.c). */
-int distenv_cmd_topo(const struct distenv_command *cmd, int argc,
-		     char **argv);
+int distenv_cmd_topo(const struct distenv_command *cmd, int argc, char **argv);
 
 /* distenv check-config: validate a site policy file and print the
  * effective policy per partition (cmd_check_config.c). */
@@ -38,8 +35,7 @@ int distenv_check_slurm_conf(const char *path);
 
 /* distenv plan / distenv prepare: LLaMA-Factory run preparation
  * (cmd_plan.c, cmd_prepare.c; plugin/lf/lf_prepare.h). */
-int distenv_cmd_plan(const struct distenv_command *cmd, int argc,
-		     char **argv);
+int distenv_cmd_plan(const struct distenv_command *cmd, int argc, char **argv);
 int distenv_cmd_prepare(const struct distenv_command *cmd, int argc,
 			char **argv);
 struct lf_prepare_request;

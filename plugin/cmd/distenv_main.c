@@ -13,35 +13,36 @@
 #include "config.h"
 
 static const struct distenv_command commands[] = {
-	{"env", DISTENV_IN_ENV, "", -1,
-	 "Inside a Slurm step (srun): print the variables distenv derives "
-	 "for this task as export lines, for eval \"$(distenv env)\".",
-	 distenv_cmd_env},
-	{"show", DISTENV_IN_SHOW, "", -1,
-	 "Inside a Slurm step (srun): print each variable distenv derives for "
-	 "this task with where it came from.",
-	 distenv_cmd_show},
-	{"topo", DISTENV_IN_TOPO, "", -1,
-	 "Print the node's GPUs, network interfaces and HCAs as hwloc sees "
-	 "them, and the NCCL_IB_HCA and NCCL_SOCKET_IFNAME distenv would "
-	 "choose for a step holding those GPUs.",
-	 distenv_cmd_topo},
-	{"check-config", DISTENV_IN_CHECK_CONFIG, "[FILE]", -1,
-	 "With FILE: check a site file as the plugin loads it and print the "
-	 "policy each partition gets. Without: the configuration slurmd runs "
-	 "(slurm.conf, its plugstack files, distenv's line and site file), "
-	 "with warnings for what would fail or weaken jobs.",
-	 distenv_cmd_check_config},
-	{"plan", DISTENV_IN_PLAN, "FILE", -1,
-	 "The memory plan and the resolved settings of a LLaMA-Factory "
-	 "training YAML for a step of that shape, without Slurm, writing "
-	 "nothing.",
-	 distenv_cmd_plan},
-	{"prepare", DISTENV_IN_PREPARE, "", DISTENV_OPT_LF_CONFIG,
-	 "Inside a Slurm step (srun): do what --distenv-lf-config does (write "
-	 "the resolved copy, check the run) and print export lines.",
-	 distenv_cmd_prepare},
-	{NULL, 0, NULL, -1, NULL, NULL}};
+	{ "env", DISTENV_IN_ENV, "", -1,
+	  "Inside a Slurm step (srun): print the variables distenv derives "
+	  "for this task as export lines, for eval \"$(distenv env)\".",
+	  distenv_cmd_env },
+	{ "show", DISTENV_IN_SHOW, "", -1,
+	  "Inside a Slurm step (srun): print each variable distenv derives for "
+	  "this task with where it came from.",
+	  distenv_cmd_show },
+	{ "topo", DISTENV_IN_TOPO, "", -1,
+	  "Print the node's GPUs, network interfaces and HCAs as hwloc sees "
+	  "them, and the NCCL_IB_HCA and NCCL_SOCKET_IFNAME distenv would "
+	  "choose for a step holding those GPUs.",
+	  distenv_cmd_topo },
+	{ "check-config", DISTENV_IN_CHECK_CONFIG, "[FILE]", -1,
+	  "With FILE: check a site file as the plugin loads it and print the "
+	  "policy each partition gets. Without: the configuration slurmd runs "
+	  "(slurm.conf, its plugstack files, distenv's line and site file), "
+	  "with warnings for what would fail or weaken jobs.",
+	  distenv_cmd_check_config },
+	{ "plan", DISTENV_IN_PLAN, "FILE", -1,
+	  "The memory plan and the resolved settings of a LLaMA-Factory "
+	  "training YAML for a step of that shape, without Slurm, writing "
+	  "nothing.",
+	  distenv_cmd_plan },
+	{ "prepare", DISTENV_IN_PREPARE, "", DISTENV_OPT_LF_CONFIG,
+	  "Inside a Slurm step (srun): do what --distenv-lf-config does (write "
+	  "the resolved copy, check the run) and print export lines.",
+	  distenv_cmd_prepare },
+	{ NULL, 0, NULL, -1, NULL, NULL }
+};
 
 static const struct distenv_command *command_named(const char *name)
 {
@@ -58,17 +59,18 @@ static void usage(FILE *out)
 	size_t i;
 
 	for (i = 0; commands[i].name; i++)
-		distenv_cmd_print_usage(out, i ? "      " : "usage:",
-					&commands[i]);
+		distenv_cmd_print_usage(out,
+					i ? "      " : "usage:", &commands[i]);
 	/* the options of distenv itself, from the table */
 	for (i = 0; i < DISTENV_OPT_COUNT; i++)
 		if (distenv_option_table[i].commands & DISTENV_IN_MAIN)
 			fprintf(out, "       distenv --%s\n",
 				distenv_option_table[i].command_name);
-	fprintf(out, "\nenv and show run inside a Slurm step (srun): env prints "
-		     "export lines for\neval \"$(distenv env)\"; show prints "
-		     "each variable with where it came from.\n"
-		     "distenv COMMAND --help explains COMMAND and its options.\n");
+	fprintf(out,
+		"\nenv and show run inside a Slurm step (srun): env prints "
+		"export lines for\neval \"$(distenv env)\"; show prints "
+		"each variable with where it came from.\n"
+		"distenv COMMAND --help explains COMMAND and its options.\n");
 }
 
 int main(int argc, char **argv)
@@ -88,7 +90,9 @@ int main(int argc, char **argv)
 	c = command_named(cmd);
 	if (c)
 		return c->run(c, argc - 1, argv + 1);
-	fprintf(stderr, "distenv: error: unknown command '%s'. See distenv "
-			"--help\n", cmd);
+	fprintf(stderr,
+		"distenv: error: unknown command '%s'. See distenv "
+		"--help\n",
+		cmd);
 	return 2;
 }

@@ -18,9 +18,8 @@ void distenv_policy_file_free(struct distenv_policy_file *file)
 	memset(file, 0, sizeof(*file));
 }
 
-const struct distenv_policy_partition *
-distenv_policy_find_partition(const struct distenv_policy_file *file,
-			      const char *partition)
+const struct distenv_policy_partition *distenv_policy_find_partition(
+	const struct distenv_policy_file *file, const char *partition)
 {
 	size_t i;
 
@@ -126,8 +125,8 @@ void distenv_policy_apply(const struct distenv_policy *policy,
 	site->n_vars = p->n_env;
 	memcpy(site->vars, p->env, sizeof(site->vars));
 	site->disabled = (p->set & DISTENV_POLICY_ENABLED) && !p->enabled;
-	site->lf_disabled = (p->set & DISTENV_POLICY_LF_FEATURES) &&
-			    !p->lf_features;
+	site->lf_disabled =
+		(p->set & DISTENV_POLICY_LF_FEATURES) && !p->lf_features;
 	site->locked = (p->set & DISTENV_POLICY_LOCKED) ? p->locked : 0;
 	/* A partition switched off gets no site default either. */
 	if (site->disabled)

@@ -66,7 +66,7 @@
  * (docs/contracts.md 2). */
 enum distenv_storage_kind {
 	DISTENV_STORAGE_SHARED, /* the same files on every node (NFS, Lustre) */
-	DISTENV_STORAGE_LOCAL,  /* each node its own (local disk, tmpfs) */
+	DISTENV_STORAGE_LOCAL, /* each node its own (local disk, tmpfs) */
 };
 
 struct distenv_policy_mount {
@@ -90,7 +90,7 @@ struct distenv_policy {
 	struct distenv_site_var env[DISTENV_SITE_VARS_MAX];
 	size_t n_storage;
 	struct distenv_policy_mount storage[DISTENV_POLICY_MOUNTS_MAX];
-	int enabled;     /* enabled: (default true) */
+	int enabled; /* enabled: (default true) */
 	int lf_features; /* lf_features: (default true) */
 	unsigned locked; /* locked: DISTENV_SITE_LOCK_* */
 };
@@ -135,9 +135,8 @@ int distenv_policy_effective(const struct distenv_policy_file *file,
 			     const char *partition, struct distenv_policy *out);
 
 /* The section for partition, or NULL. */
-const struct distenv_policy_partition *
-distenv_policy_find_partition(const struct distenv_policy_file *file,
-			      const char *partition);
+const struct distenv_policy_partition *distenv_policy_find_partition(
+	const struct distenv_policy_file *file, const char *partition);
 
 /*
  * Apply an effective policy to site, which holds the plugstack values

@@ -148,8 +148,8 @@ static int h_hca(struct distenv_policy_yaml *y, struct distenv_policy *pol,
 			return -1;
 		if (strcmp(pol->hca, "auto") == 0 ||
 		    strcmp(pol->hca, "off") == 0) {
-			pol->hca_mode = pol->hca[0] == 'a' ? DISTENV_HCA_AUTO
-							   : DISTENV_HCA_OFF;
+			pol->hca_mode = pol->hca[0] == 'a' ? DISTENV_HCA_AUTO :
+							     DISTENV_HCA_OFF;
 			pol->hca[0] = '\0';
 			return 0;
 		}
@@ -174,8 +174,9 @@ static int absolute_path(struct distenv_policy_yaml *y, const char *key,
 static int h_topology_xml(struct distenv_policy_yaml *y,
 			  struct distenv_policy *pol, const char *key)
 {
-	const char *acc = "give the absolute path of an hwloc XML file, e.g. "
-			  "/etc/slurm/topo/a100.xml (made with lstopo FILE.xml)";
+	const char *acc =
+		"give the absolute path of an hwloc XML file, e.g. "
+		"/etc/slurm/topo/a100.xml (made with lstopo FILE.xml)";
 	char where[DISTENV_POLICY_WHERE_MAX];
 
 	if (distenv_policy_yaml_next_scalar(y, key, acc, pol->topology_xml,
@@ -208,7 +209,7 @@ static int env_name_ok(struct distenv_policy_yaml *y,
 		       const struct distenv_policy *pol, const char *key,
 		       const char *name, yaml_mark_t nm)
 {
-	struct distenv_vars scratch = {0};
+	struct distenv_vars scratch = { 0 };
 	const char *why;
 	size_t i;
 
@@ -300,17 +301,18 @@ static int storage_mount(struct distenv_policy_yaml *y, const char *key,
 	for (;;) {
 		char k[32], where[DISTENV_POLICY_WHERE_MAX];
 		yaml_mark_t km;
-		int rc = distenv_policy_yaml_next_key(y, key, k, sizeof(k),
-						      &km);
+		int rc =
+			distenv_policy_yaml_next_key(y, key, k, sizeof(k), &km);
 
 		if (rc < 0)
 			return -1;
 		if (rc == 0)
 			break;
 		if (strcmp(k, "path") == 0 && !have_path) {
-			if (distenv_policy_yaml_next_scalar(
-				    y, "storage path", acc, m->path,
-				    sizeof(m->path), where) ||
+			if (distenv_policy_yaml_next_scalar(y, "storage path",
+							    acc, m->path,
+							    sizeof(m->path),
+							    where) ||
 			    absolute_path(y, "storage path", acc, m->path))
 				return -1;
 			have_path = 1;
@@ -320,8 +322,9 @@ static int storage_mount(struct distenv_policy_yaml *y, const char *key,
 			have_type = 1;
 		} else {
 			return distenv_policy_yaml_fail(
-				y, km, "accepted keys of a mount: path, type "
-				       "(each once)",
+				y, km,
+				"accepted keys of a mount: path, type "
+				"(each once)",
 				"%s: unknown or repeated key '%.64s'", key, k);
 		}
 	}
@@ -372,8 +375,7 @@ static int h_storage(struct distenv_policy_yaml *y, struct distenv_policy *pol,
 }
 
 /* true or false, as YAML 1.2's core schema writes them. */
-static int scalar_bool(struct distenv_policy_yaml *y, const char *key,
-		       int *out)
+static int scalar_bool(struct distenv_policy_yaml *y, const char *key, int *out)
 {
 	const char *acc = "accepted values: true, false";
 	char v[16], where[DISTENV_POLICY_WHERE_MAX];
@@ -430,19 +432,19 @@ static int h_locked(struct distenv_policy_yaml *y, struct distenv_policy *pol,
 }
 
 static const struct distenv_policy_key policy_keys[] = {
-	{"default_mode", DISTENV_POLICY_DEFAULT_MODE, h_default_mode},
-	{"port_range", DISTENV_POLICY_PORT_RANGE, h_port_range},
-	{"interfaces", DISTENV_POLICY_INTERFACES, h_interfaces},
-	{"address_family", DISTENV_POLICY_ADDRESS_FAMILY, h_address_family},
-	{"master_name", DISTENV_POLICY_MASTER_NAME, h_master_name},
-	{"hca", DISTENV_POLICY_HCA, h_hca},
-	{"topology_xml", DISTENV_POLICY_TOPOLOGY_XML, h_topology_xml},
-	{"env", DISTENV_POLICY_ENV, h_env},
-	{"storage", DISTENV_POLICY_STORAGE, h_storage},
-	{"enabled", DISTENV_POLICY_ENABLED, h_enabled},
-	{"lf_features", DISTENV_POLICY_LF_FEATURES, h_lf_features},
-	{"locked", DISTENV_POLICY_LOCKED, h_locked},
-	{NULL, 0, NULL},
+	{ "default_mode", DISTENV_POLICY_DEFAULT_MODE, h_default_mode },
+	{ "port_range", DISTENV_POLICY_PORT_RANGE, h_port_range },
+	{ "interfaces", DISTENV_POLICY_INTERFACES, h_interfaces },
+	{ "address_family", DISTENV_POLICY_ADDRESS_FAMILY, h_address_family },
+	{ "master_name", DISTENV_POLICY_MASTER_NAME, h_master_name },
+	{ "hca", DISTENV_POLICY_HCA, h_hca },
+	{ "topology_xml", DISTENV_POLICY_TOPOLOGY_XML, h_topology_xml },
+	{ "env", DISTENV_POLICY_ENV, h_env },
+	{ "storage", DISTENV_POLICY_STORAGE, h_storage },
+	{ "enabled", DISTENV_POLICY_ENABLED, h_enabled },
+	{ "lf_features", DISTENV_POLICY_LF_FEATURES, h_lf_features },
+	{ "locked", DISTENV_POLICY_LOCKED, h_locked },
+	{ NULL, 0, NULL },
 };
 
 const struct distenv_policy_key *distenv_policy_key_find(const char *name)

@@ -17,9 +17,9 @@ int distenv_policy_load(const char *path, int flags,
 		.name = "the site policy file",
 		.fix = "check config= on the plugstack line",
 		.max = DISTENV_POLICY_FILE_MAX,
-		.owner = (flags & DISTENV_POLICY_LOAD_TRUST_OWNER)
-				 ? DISTENV_FILE_ROOT_OR_SELF
-				 : DISTENV_FILE_ROOT,
+		.owner = (flags & DISTENV_POLICY_LOAD_TRUST_OWNER) ?
+				 DISTENV_FILE_ROOT_OR_SELF :
+				 DISTENV_FILE_ROOT,
 	};
 	struct distenv_file file;
 	int rc;

@@ -56,10 +56,10 @@ static int not_a_key(struct distenv_policy_yaml *y, const char *key,
 	if (strcmp(key, "version") == 0 || strcmp(key, "partitions") == 0)
 		return distenv_policy_yaml_fail(
 			y, km,
-			top ? "give each key once"
-			    : "version and partitions are top-level keys only",
-			top ? "%s is given twice"
-			    : "%s is not accepted in a partition",
+			top ? "give each key once" :
+			      "version and partitions are top-level keys only",
+			top ? "%s is given twice" :
+			      "%s is not accepted in a partition",
 			key);
 	return distenv_policy_yaml_fail(y, km, top ? top_keys : partition_keys,
 					"unknown key '%.64s'", key);
@@ -77,9 +77,10 @@ static int parse_scope(struct distenv_policy_yaml *y,
 		const struct distenv_policy_key *k;
 		char key[64];
 		yaml_mark_t km;
-		int rc = distenv_policy_yaml_next_key(
-			y, top ? "top level" : "partition", key, sizeof(key),
-			&km);
+		int rc = distenv_policy_yaml_next_key(y,
+						      top ? "top level" :
+							    "partition",
+						      key, sizeof(key), &km);
 
 		if (rc <= 0)
 			return rc;
@@ -115,7 +116,8 @@ static int partition_name_ok(const char *name)
 	size_t i;
 
 	for (i = 0; name[i]; i++)
-		if (!isalnum((unsigned char)name[i]) && !strchr("_.-", name[i]))
+		if (!isalnum((unsigned char) name[i]) &&
+		    !strchr("_.-", name[i]))
 			return 0;
 	return i > 0;
 }
@@ -137,9 +139,12 @@ static int grow_partitions(struct distenv_policy_file *f)
 }
 
 /* A new section for the partition name, read at nm. */
-static struct distenv_policy_partition *
-add_partition(struct distenv_policy_yaml *y, struct distenv_policy_file *f,
-	      const char *name, yaml_mark_t nm)
+static struct distenv_policy_partition *add_partition(struct distenv_policy_yaml
+							      *y,
+						      struct distenv_policy_file
+							      *f,
+						      const char *name,
+						      yaml_mark_t nm)
 {
 	struct distenv_policy_partition *part;
 
@@ -168,7 +173,7 @@ add_partition(struct distenv_policy_yaml *y, struct distenv_policy_file *f,
 	part = &f->partitions[f->n_partitions++];
 	memset(part, 0, sizeof(*part));
 	snprintf(part->name, sizeof(part->name), "%s", name);
-	part->line = (unsigned)nm.line + 1;
+	part->line = (unsigned) nm.line + 1;
 	return part;
 }
 

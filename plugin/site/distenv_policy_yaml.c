@@ -19,7 +19,7 @@ int distenv_policy_yaml_begin(struct distenv_policy_yaml *y, const char *text,
 	y->err = err;
 	if (!yaml_parser_initialize(&y->yp))
 		return distenv_error_set(err, name, NULL, "out of memory");
-	yaml_parser_set_input_string(&y->yp, (const unsigned char *)text, len);
+	yaml_parser_set_input_string(&y->yp, (const unsigned char *) text, len);
 	return 0;
 }
 
@@ -84,19 +84,22 @@ static yaml_mark_t mark_at(const struct distenv_policy_yaml *y, size_t offset)
 static int syntax_error(struct distenv_policy_yaml *y)
 {
 	const yaml_parser_t *yp = &y->yp;
-	const char *fix = "fix the YAML syntax (a mapping of keys, two-space "
-			  "indents, no tabs); see distenv(8), SITE FILE, or the "
-			  "example /etc/slurm/distenv.yaml";
+	const char *fix =
+		"fix the YAML syntax (a mapping of keys, two-space "
+		"indents, no tabs); see distenv(8), SITE FILE, or the "
+		"example /etc/slurm/distenv.yaml";
 	const char *problem = yp->problem;
 
 	if (yp->error == YAML_MEMORY_ERROR)
 		return distenv_error_set(y->err, y->name, NULL,
 					 "out of memory");
 	if (yp->error == YAML_READER_ERROR)
-		return distenv_policy_yaml_fail(
-			y, mark_at(y, yp->problem_offset),
-			"save the file as UTF-8 text", "%s",
-			problem ? problem : "cannot read");
+		return distenv_policy_yaml_fail(y,
+						mark_at(y, yp->problem_offset),
+						"save the file as UTF-8 text",
+						"%s",
+						problem ? problem :
+							  "cannot read");
 	if (yp->context)
 		return distenv_policy_yaml_fail(y, yp->problem_mark, fix,
 						"YAML: %s %s", yp->context,
@@ -123,7 +126,7 @@ int distenv_policy_yaml_next(struct distenv_policy_yaml *y)
 		return distenv_policy_yaml_fail(
 			y, y->ev.start_mark, fix,
 			"an alias (*%.64s) is not accepted",
-			(const char *)y->ev.data.alias.anchor);
+			(const char *) y->ev.data.alias.anchor);
 	case YAML_SCALAR_EVENT:
 		anchor = y->ev.data.scalar.anchor;
 		tag = y->ev.data.scalar.tag;
@@ -143,11 +146,11 @@ int distenv_policy_yaml_next(struct distenv_policy_yaml *y)
 		return distenv_policy_yaml_fail(
 			y, y->ev.start_mark, fix,
 			"an anchor (&%.64s) is not accepted",
-			(const char *)anchor);
+			(const char *) anchor);
 	if (tag)
 		return distenv_policy_yaml_fail(y, y->ev.start_mark, fix,
 						"a tag (%.64s) is not accepted",
-						(const char *)tag);
+						(const char *) tag);
 	return 0;
 }
 
@@ -165,7 +168,7 @@ const char *distenv_policy_yaml_kind(const yaml_event_t *e)
 
 int distenv_policy_yaml_is_null(const yaml_event_t *e)
 {
-	const char *v = (const char *)e->data.scalar.value;
+	const char *v = (const char *) e->data.scalar.value;
 
 	if (e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return e->data.scalar.length == 0;
@@ -186,7 +189,8 @@ int distenv_policy_yaml_scalar(struct distenv_policy_yaml *y, const char *key,
 	if (distenv_policy_yaml_is_null(e))
 		return distenv_policy_yaml_fail(y, e->start_mark, accepted,
 						"%s: no value given", key);
-	if (strlen((const char *)e->data.scalar.value) != e->data.scalar.length)
+	if (strlen((const char *) e->data.scalar.value) !=
+	    e->data.scalar.length)
 		return distenv_policy_yaml_fail(
 			y, e->start_mark, accepted,
 			"%s: the value holds a NUL character", key);
@@ -219,9 +223,9 @@ int distenv_policy_yaml_expect(struct distenv_policy_yaml *y,
 	return distenv_policy_yaml_fail(
 		y, e->start_mark, accepted, "%s: expected %s, found %s", key,
 		type == YAML_MAPPING_START_EVENT ? "a mapping" : "a list",
-		e->type == YAML_SCALAR_EVENT && distenv_policy_yaml_is_null(e)
-			? "no value"
-			: distenv_policy_yaml_kind(e));
+		e->type == YAML_SCALAR_EVENT && distenv_policy_yaml_is_null(e) ?
+			"no value" :
+			distenv_policy_yaml_kind(e));
 }
 
 int distenv_policy_yaml_next_key(struct distenv_policy_yaml *y,

@@ -94,20 +94,22 @@ static void log_loaded(int ac, char **av)
 	for (i = 0; i < ac && used < sizeof(args); i++) {
 		int w = snprintf(args + used, sizeof(args) - used, "%s%s",
 				 i ? " " : "",
-				 distenv_printable(av[i], shown, sizeof(shown)));
+				 distenv_printable(av[i], shown,
+						   sizeof(shown)));
 
 		if (w < 0)
 			break;
-		used += (size_t)w;
+		used += (size_t) w;
 	}
 	slurm_info("distenv: %s loaded (built for Slurm %s); plugstack "
-		   "arguments: %s; site file: %s%s", PACKAGE_VERSION,
-		   DISTENV_SLURM_VERSION, ac ? args : "(none)",
+		   "arguments: %s; site file: %s%s",
+		   PACKAGE_VERSION, DISTENV_SLURM_VERSION, ac ? args : "(none)",
 		   distenv_state.site.config[0] ? distenv_state.site.config :
 						  "(none)",
 		   distenv_error_is_set(&distenv_state.site_error) ?
 			   " (broken: see the error above; jobs that ask for "
-			   "distenv fail)" : "");
+			   "distenv fail)" :
+			   "");
 }
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
@@ -146,8 +148,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
 
-	(void)ac;
-	(void)av;
+	(void) ac;
+	(void) av;
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR)
 		return distenv_submit_post_opt(sp);
 	return 0;
@@ -155,8 +157,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 {
-	(void)ac;
-	(void)av;
+	(void) ac;
+	(void) av;
 	if (spank_context() != S_CTX_LOCAL)
 		return 0;
 	return distenv_local_user_init(sp);
@@ -164,8 +166,8 @@ int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	(void)ac;
-	(void)av;
+	(void) ac;
+	(void) av;
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	return distenv_remote_user_init(sp);
@@ -173,8 +175,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
-	(void)ac;
-	(void)av;
+	(void) ac;
+	(void) av;
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	return distenv_remote_task_init(sp);
@@ -182,8 +184,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
-	(void)ac;
-	(void)av;
+	(void) ac;
+	(void) av;
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
 	return distenv_remote_exit(sp);
