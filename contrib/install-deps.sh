@@ -8,7 +8,7 @@ packages=(
 	libslurm-dev slurm-wlm-plugins-dev libhwloc-dev libyaml-dev
 	slurmctld slurmd slurm-client munge
 	libcmocka-dev bats shellcheck
-	clang libclang-rt-14-dev valgrind # fuzzers (libFuzzer is in libclang-rt-14-dev), tests/sanitize.sh
+	clang clang-format libclang-rt-14-dev valgrind # fuzzers (libFuzzer is in libclang-rt-14-dev), tests/sanitize.sh, the layout check
 	python3-torch python3-yaml iproute2 util-linux procps git
 	python3-venv python3-dev # contrib/lfstack/venv.sh: the real LLaMA-Factory stack
 	debhelper man-db # the Debian package and its test (tests/cluster/package.bats)

@@ -30,6 +30,14 @@
 #    && list but the last, and the status of "! CMD", so
 #    "[ A ] && [ B ]" never fails on A. tests/lint_bats.py reads the
 #    files and says what to write instead.
+# 5. No file of plugin/ longer than FILE_MAX lines: a reader holds one
+#    file at a time, so a longer one is split along its seams, each
+#    derived value's rule in one file.
+# 6. Every C file of plugin/ is laid out as .clang-format says (Slurm's
+#    own settings), checked with clang-format --dry-run -Werror; the fix
+#    is clang-format -i FILE. A tree without .clang-format (the made-up
+#    trees of structure.bats) is not checked; where clang-format is
+#    missing the check is a problem, not a pass.
 #
 #   tests/check_structure.sh [TOP]     TOP: the tree (default: this one)
 #
@@ -42,6 +50,7 @@ cd "$top" || exit 2
 shopt -s nullglob
 
 FUNC_MAX=80
+FILE_MAX=700
 LAYERS=(core sys topo site plan lf spank cmd)
 PURE=(core plan)
 LIB_ORDER=(lf plan site sys core)
@@ -164,6 +173,26 @@ if [ -n "$lint" ]; then
 	done <<<"$lint"
 elif [ "$rc" -ne 0 ]; then
 	problem "tests/lint_bats.py: exit $rc without a finding"
+fi
+
+# 5. File length.
+for f in plugin/*/*.[ch]; do
+	n=$(wc -l <"$f")
+	[ "$n" -le "$FILE_MAX" ] ||
+		problem "$f: $n lines (at most $FILE_MAX): split it along its seams"
+done
+
+# 6. Layout. clang-format reads the .clang-format of TOP (its
+# --style=file looks upward from each file).
+if [ ! -f .clang-format ]; then
+	:
+elif ! command -v clang-format >/dev/null; then
+	problem "clang-format: not found (Debian package clang-format; contrib/install-deps.sh installs it)"
+else
+	for f in plugin/*/*.[ch]; do
+		clang-format --dry-run -Werror --style=file "$f" >/dev/null 2>&1 ||
+			problem "$f: not laid out as .clang-format says (clang-format -i $f)"
+	done
 fi
 
 if [ "$problems" -eq 0 ]; then

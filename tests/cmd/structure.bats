@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
 # The structure rules of plugin/ (tests/check_structure.sh): functions of
-# at most 80 lines, folders in layers (core < sys < topo < site < plan <
-# lf < spank < cmd; core and plan pure), each library linked once, users
-# first; and in the bats tests, no assertion that cannot fail
-# (tests/lint_bats.py). The tree must keep them, and the checker must
-# catch each kind of break in a made-up tree.
+# at most 80 lines, files of at most 700, folders in layers (core < sys <
+# topo < site < plan < lf < spank < cmd; core and plan pure), each
+# library linked once, users first, every C file laid out as
+# .clang-format says; and in the bats tests, no assertion that cannot
+# fail (tests/lint_bats.py). The tree must keep them, and the checker
+# must catch each kind of break in a made-up tree.
 
 setup() {
 	CHECK="$BATS_TEST_DIRNAME/../check_structure.sh"
@@ -25,6 +26,8 @@ function_of() {
 	run "$CHECK"
 	[ "$status" -eq 0 ]
 	[ "$output" = "structure: ok" ]
+	# the layout rule checks only a tree that has the settings
+	[ -f "$BATS_TEST_DIRNAME/../../.clang-format" ]
 }
 
 @test "structure: 80 lines pass, 81 fail, named by file, line and function" {
@@ -63,6 +66,29 @@ function_of() {
 	[ "${lines[0]}" = "plugin/plan/p.c: includes <slurm/spank.h>; plugin/plan is pure (no Slurm, libyaml or hwloc)" ]
 	[ "${lines[1]}" = "plugin/plan/p.c: includes plugin/sys/s.h; plugin/plan is pure and uses only plugin/core" ]
 	[ "${lines[2]}" = "structure: 2 problems" ]
+}
+
+@test "structure: a file of 700 lines passes, of 701 fails, named with its count" {
+	for ((i = 0; i < 700; i++)); do printf '\n'; done >"$TREE/plugin/core/a.h"
+	run "$CHECK" "$TREE"
+	[ "$status" -eq 0 ]
+	printf '\n' >>"$TREE/plugin/core/a.h"
+	run "$CHECK" "$TREE"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "plugin/core/a.h: 701 lines (at most 700): split it along its seams" ]
+	[ "${lines[1]}" = "structure: 1 problems" ]
+}
+
+@test "structure: a C file laid out otherwise than .clang-format says fails" {
+	cp "$BATS_TEST_DIRNAME/../../.clang-format" "$TREE/"
+	printf 'int f(void)\n{\n\treturn 0;\n}\n' >"$TREE/plugin/core/a.c"
+	run "$CHECK" "$TREE"
+	[ "$status" -eq 0 ]
+	printf 'int f(void) {\n  return 0;\n}\n' >"$TREE/plugin/core/a.c"
+	run "$CHECK" "$TREE"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "plugin/core/a.c: not laid out as .clang-format says (clang-format -i plugin/core/a.c)" ]
+	[ "${lines[1]}" = "structure: 1 problems" ]
 }
 
 @test "structure: a folder outside the layer order fails" {
