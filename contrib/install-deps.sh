@@ -12,7 +12,8 @@ packages=(
 	python3-torch python3-yaml iproute2 util-linux procps git
 	python3-venv python3-dev # contrib/lfstack/venv.sh: the real LLaMA-Factory stack
 	debhelper man-db # the Debian package and its test (tests/cluster/package.bats)
-	debootstrap # chroots of newer Slurm releases (tests/releases.sh)
+	debootstrap # chroots of newer Slurm releases (tests/releases.sh), container images (contrib/containers/image.sh)
+	charliecloud-runtime # ch-run, the container runtime of tests/cluster/containers.bats
 )
 
 missing=()

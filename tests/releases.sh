@@ -41,8 +41,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/tap.bash
 . tests/tap.bash
+# shellcheck source=contrib/debootstrap_cache.bash
+. contrib/debootstrap_cache.bash
 cache=${DISTENV_CHROOT_CACHE:-/var/cache/distenv/chroots}
-mirror=${DISTENV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 releases=${DISTENV_SLURM_RELEASES:-24.11 26.05}
 what=${1:-all}
 # the tests of llamafactory.bats run on each release (no single quotes)
@@ -86,26 +87,7 @@ check() { # STATUS TEXT: one result, ok when STATUS is 0
 
 # chroot_tarball SUITE: the cached tarball, built when missing or stale
 chroot_tarball() {
-	local suite=$1 tar="$cache/$1.tar" stamp="$cache/$1.stamp" want tmp
-	want=$(printf '%s %s\n' "$suite" "$packages" | sha256sum | cut -d' ' -f1)
-	if [ -s "$tar" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
-		echo "$tar"
-		return 0
-	fi
-	command -v debootstrap >/dev/null ||
-		apt-get install -y -qq --no-install-recommends debootstrap >/dev/null || return 1
-	mkdir -p "$cache"
-	tmp=$(mktemp -d "$cache/$suite.XXXXXX")
-	if ! debootstrap --variant=minbase --include="$packages" "$suite" "$tmp/root" "$mirror" \
-		>"$cache/$suite.debootstrap.log" 2>&1; then
-		echo "# debootstrap $suite failed: $cache/$suite.debootstrap.log" >&2
-		tail -5 "$cache/$suite.debootstrap.log" >&2
-		rm -rf -- "$tmp"
-		return 1
-	fi
-	tar -C "$tmp/root" -cf "$tar.new" . && mv "$tar.new" "$tar" && echo "$want" >"$stamp"
-	rm -rf -- "$tmp"
-	echo "$tar"
+	debootstrap_tarball "$cache" "$1" "$1" "$packages"
 }
 
 # end_root ROOT: stop what still runs in the chroot (a bats that was
@@ -240,11 +222,13 @@ run_cluster() {
 	[ -n "$deb" ] || sed 's/^/# /' "$root/tmp/deb.log" | tail -20
 	files='' lf_asked=0
 	for f in ${DISTENV_CLUSTER_FILES:-tests/cluster/*.bats}; do
-		if [ "$f" = tests/cluster/llamafactory.bats ]; then
-			lf_asked=1
-		else
-			files="$files $f"
-		fi
+		case $f in
+		tests/cluster/llamafactory.bats) lf_asked=1 ;;
+		# ch-run and its image are this machine's (Debian 12), not in
+		# the chroots: the container tests run on this machine's Slurm
+		tests/cluster/containers.bats) ;;
+		*) files="$files $f" ;;
+		esac
 	done
 	# Debian's torch 2.6 is built without libuv, which its TCPStore asks
 	# for by default (tests/cluster/torch_no_libuv.py)
