@@ -25,6 +25,10 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "image.sh: needs root (debootstrap)" >&2
 	exit 1
 fi
+# one build and one unpacking at a time: two test lanes may ask at once
+mkdir -p "$cache"
+exec 9>"$cache/$name.lock"
+flock 9
 tar=$(debootstrap_tarball "$cache" "$name" bookworm "$packages")
 dir="$cache/$name"
 if [ ! -f "$dir.unpacked" ] || [ "$tar" -nt "$dir.unpacked" ]; then

@@ -20,6 +20,11 @@
 int distenv_cmd_env(const struct distenv_command *cmd, int argc, char **argv);
 int distenv_cmd_show(const struct distenv_command *cmd, int argc, char **argv);
 
+/* distenv check-env: inside a container, did distenv's variables and
+ * its resolved YAML arrive? Then run the rest (cmd_check_env.c). */
+int distenv_cmd_check_env(const struct distenv_command *cmd, int argc,
+			  char **argv);
+
 /* distenv topo: GPU -> NIC/HCA locality of a node (cmd_topo.c). */
 int distenv_cmd_topo(const struct distenv_command *cmd, int argc, char **argv);
 

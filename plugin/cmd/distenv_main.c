@@ -32,6 +32,12 @@ static const struct distenv_command commands[] = {
 	  "(slurm.conf, its plugstack files, distenv's line and site file), "
 	  "with warnings for what would fail or weaken jobs.",
 	  distenv_cmd_check_config },
+	{ "check-env", DISTENV_IN_CHECK_ENV, "[-- COMMAND [ARG...]]", -1,
+	  "Inside a step, as the first command in a container: fail, naming "
+	  "each variable, when what distenv set for the step was replaced or "
+	  "dropped here, or its resolved LLaMA-Factory YAML cannot be read "
+	  "here; else run COMMAND in its place.",
+	  distenv_cmd_check_env },
 	{ "plan", DISTENV_IN_PLAN, "FILE", -1,
 	  "The memory plan and the resolved settings of a LLaMA-Factory "
 	  "training YAML for a step of that shape, without Slurm, writing "

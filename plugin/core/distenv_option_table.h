@@ -25,7 +25,8 @@
 #define DISTENV_IN_CHECK_CONFIG 0x10u
 #define DISTENV_IN_PLAN 0x20u
 #define DISTENV_IN_PREPARE 0x40u
-#define DISTENV_IN_EVERY 0x7fu
+#define DISTENV_IN_CHECK_ENV 0x80u
+#define DISTENV_IN_EVERY 0xffu
 
 /* The rows, in table order: the order of srun --help and of each
  * subcommand's --help. */

@@ -93,6 +93,15 @@ plugstack_without_distenv() {
 # Every node idle: no user mistake may drain or down a node. A node still
 # "completing" the step that just failed is given up to 10 s to finish:
 # that state passes, a drained or down node stays.
+# all_ranks_reduced TEXT: the lines of tests/cluster/gloo_allreduce.py's
+# 4 ranks (2 nodes x 2) are in TEXT, each with the sum 0+1+2+3+4
+all_ranks_reduced() {
+	local r
+	for r in 0 1 2 3; do
+		grep -qE "^RANK $r/4 node=n[12] result=10 OK$" <<<"$1"
+	done
+}
+
 nodes_idle() {
 	local states
 	for _ in $(seq 1 40); do

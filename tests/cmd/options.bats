@@ -27,7 +27,7 @@ subcommands() {
 	[ -z "$output" ]
 	# what was compared
 	[ "$("$TOP/tests/unit/plugin_options" | wc -l)" -eq 15 ]
-	[ "$(subcommands | tr '\n' ' ')" = "env show topo check-config plan prepare " ]
+	[ "$(subcommands | tr '\n' ' ')" = "env show topo check-config check-env plan prepare " ]
 }
 
 @test "an option taken out of a man page or README.md, or one the table lacks, fails the check with its name" {

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "distenv_env.h"
+#include "distenv_env_check.h"
 
 static void lookup(void **state)
 {
@@ -73,6 +74,86 @@ static void numbers(void **state)
 	assert_int_equal(distenv_parse_u32(" 1", 10, &v), -1);
 }
 
+/* DISTENV_SET as distenv builds it for the values given. */
+static void marker_of(char *buf, size_t len, const char *nnodes,
+		      const char *port)
+{
+	snprintf(buf, len, "DISTENV_SET=NNODES:%08x  MASTER_PORT:%08x",
+		 distenv_value_hash(nnodes), distenv_value_hash(port));
+}
+
+static void check_same_replaced_dropped(void **state)
+{
+	struct distenv_env_found found[DISTENV_ENV_CHECK_MAX];
+	struct distenv_error err;
+	char marker[128];
+	const char *env[4] = { "NNODES=2", "MASTER_PORT=21007", marker, NULL };
+	size_t n = 99;
+
+	(void) state;
+	marker_of(marker, sizeof(marker), "2", "21007");
+	assert_int_equal(distenv_env_check(env, found, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(found[0].name, "NNODES");
+	assert_string_equal(found[0].live, "2");
+	assert_int_equal(found[0].same, 1);
+	assert_string_equal(found[1].name, "MASTER_PORT");
+	assert_int_equal(found[1].same, 1);
+	/* the image's value over distenv's; a variable dropped */
+	env[0] = "NNODES=7";
+	env[1] = marker;
+	env[2] = NULL;
+	assert_int_equal(distenv_env_check(env, found, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(found[0].live, "7");
+	assert_int_equal(found[0].same, 0);
+	assert_null(found[1].live);
+	assert_int_equal(found[1].same, 0);
+}
+
+static void check_errors(void **state)
+{
+	struct distenv_env_found found[DISTENV_ENV_CHECK_MAX];
+	struct distenv_error err;
+	const char *none[] = { "NNODES=2", NULL };
+	const char *bad[] = { "DISTENV_SET=NNODES:370cabd5 PORT:12", NULL };
+	const char *empty_name[] = { "DISTENV_SET=:370cabd5", NULL };
+	const char *upper[] = { "DISTENV_SET=NNODES:370CABD5", NULL };
+	size_t n;
+
+	(void) state;
+	assert_int_equal(distenv_env_check(none, found, &n, &err), -1);
+	assert_string_equal(err.where, "DISTENV_SET");
+	assert_non_null(strstr(err.what, "not set"));
+	assert_int_equal(distenv_env_check(bad, found, &n, &err), -1);
+	assert_string_equal(err.what,
+			    "\"PORT:12\" is not NAME:HASH (8 hex digits)");
+	assert_int_equal(distenv_env_check(empty_name, found, &n, &err), -1);
+	/* distenv writes %08x: lower case only */
+	assert_int_equal(distenv_env_check(upper, found, &n, &err), -1);
+}
+
+static void check_at_most_max(void **state)
+{
+	struct distenv_env_found found[DISTENV_ENV_CHECK_MAX];
+	struct distenv_error err;
+	static char marker[20 * (DISTENV_ENV_CHECK_MAX + 2)];
+	const char *env[] = { marker, NULL };
+	size_t n, used, i;
+
+	(void) state;
+	used = (size_t) snprintf(marker, sizeof(marker), "DISTENV_SET=");
+	for (i = 0; i < DISTENV_ENV_CHECK_MAX; i++)
+		used += (size_t) snprintf(marker + used, sizeof(marker) - used,
+					  "V%zu:00000000 ", i);
+	assert_int_equal(distenv_env_check(env, found, &n, &err), 0);
+	assert_int_equal(n, DISTENV_ENV_CHECK_MAX);
+	assert_int_equal(found[0].same, 0); /* V0 is not set */
+	snprintf(marker + used, sizeof(marker) - used, "X:00000000");
+	assert_int_equal(distenv_env_check(env, found, &n, &err), -1);
+	assert_non_null(strstr(err.what, "more than"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -80,6 +161,9 @@ int main(void)
 		cmocka_unit_test(marker_round_trip),
 		cmocka_unit_test(hash_is_fnv1a),
 		cmocka_unit_test(numbers),
+		cmocka_unit_test(check_same_replaced_dropped),
+		cmocka_unit_test(check_errors),
+		cmocka_unit_test(check_at_most_max),
 	};
 
 	return cmocka_run_group_tests_name("env", tests, NULL, NULL);
