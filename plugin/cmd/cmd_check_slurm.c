@@ -45,6 +45,9 @@ struct found {
 	char where[4200]; /* FILE:LINE of distenv's line */
 	char line[4096]; /* the line itself */
 	int have_line;
+	/* a container plugin's line (pyxis) and where, the first one */
+	char container[4200];
+	int container_before; /* it comes before distenv's line */
 	int warnings;
 };
 
@@ -143,6 +146,29 @@ static int is_distenv(const char *plugin)
 	return strcmp(base ? base + 1 : plugin, "distenv.so") == 0;
 }
 
+/* A plugin that starts the task's container in its task_init: NVIDIA's
+ * pyxis (spank_pyxis.so, README "Installation"). Whatever Slurm calls
+ * after it in task_init runs in the container (pyxis_slurmstepd.c
+ * setns()es the task into it; Slurm calls the plugins' task_init in
+ * plugstack order, src/common/plugstack.c). */
+static int is_container_plugin(const char *plugin)
+{
+	const char *base = strrchr(plugin, '/');
+
+	return strcmp(base ? base + 1 : plugin, "spank_pyxis.so") == 0;
+}
+
+/* Note a container plugin's line, and whether it precedes distenv's. */
+static void note_container(struct found *f, const char *path, unsigned n,
+			   const char *plugin)
+{
+	if (f->container[0])
+		return;
+	snprintf(f->container, sizeof(f->container), "%s (%s:%u)", plugin, path,
+		 n);
+	f->container_before = !f->have_line;
+}
+
 /* Find distenv's line in path and what it includes (depth <= 2). */
 static void plugstack_file(struct found *f, const char *path, int depth)
 {
@@ -186,6 +212,8 @@ static void plugstack_file(struct found *f, const char *path, int depth)
 		if (strcmp(tok, "required") && strcmp(tok, "optional"))
 			continue;
 		tok = strtok_r(NULL, " \t", &s2);
+		if (tok && is_container_plugin(tok))
+			note_container(f, path, n, tok);
 		if (!tok || !is_distenv(tok))
 			continue;
 		if (f->have_line)
@@ -355,6 +383,29 @@ static int check_site(struct found *f, const struct distenv_site *site)
 	return 0;
 }
 
+/* The order of distenv and a container plugin in the plugstack. */
+static void check_order(struct found *f)
+{
+	if (!f->container[0])
+		return;
+	if (f->container_before) {
+		warn(f,
+		     "%s is loaded before distenv (%s): Slurm calls the "
+		     "plugins' task_init in plugstack order, so distenv's "
+		     "runs inside the container, in its mount namespace and "
+		     "with the image's environment. Load distenv first: put "
+		     "its line before that one (in a plugstack.conf.d "
+		     "directory, a file name that sorts first, e.g. "
+		     "00-distenv.conf)",
+		     f->container, f->where);
+		return;
+	}
+	printf("container plugin: %s, after distenv: the image's "
+	       "environment replaces distenv's values of the names it sets; "
+	       "jobs can run `distenv check-env` first in the container\n",
+	       f->container);
+}
+
 int distenv_check_slurm_conf(const char *path)
 {
 	static struct found f; /* large; one per process */
@@ -400,6 +451,7 @@ int distenv_check_slurm_conf(const char *path)
 		return 0;
 	}
 	printf("distenv's line: %s: %s\n", f.where, f.line);
+	check_order(&f);
 	argc = line_args(f.line, argv);
 	distenv_error_clear(&err);
 	if (distenv_parse_plugstack(argc, argv, &site, &err)) {

@@ -253,3 +253,23 @@ put() {
 	grep -qx "\[partition p300\] mode without --distenv: tasks; port_range 29600-32767; interfaces (any)" <<<"$output"
 	grep -qx "\[partition p299\] mode without --distenv: off; port_range 29600-32767; interfaces (any)" <<<"$output"
 }
+
+@test "without FILE: pyxis loaded before distenv (an include glob that sorts its file first) is a warning naming both lines and the fix; after distenv, a note" {
+	local d=$BATS_TEST_TMPDIR/etc
+	mkdir -p "$d/plugstack.conf.d"
+	printf 'ClusterName=x\nPlugStackConfig=%s/plugstack.conf\nPartitionName=debug Nodes=n1\n' "$d" >"$d/slurm.conf"
+	echo "include $d/plugstack.conf.d/*.conf" >"$d/plugstack.conf"
+	echo "required /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so" >"$d/plugstack.conf.d/a-pyxis.conf"
+	echo "required distenv.so" >"$d/plugstack.conf.d/distenv.conf"
+	run "$DISTENV" check-config --slurm-conf "$d/slurm.conf"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qxF "warning: /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so ($d/plugstack.conf.d/a-pyxis.conf:1) is loaded before distenv ($d/plugstack.conf.d/distenv.conf:1): Slurm calls the plugins' task_init in plugstack order, so distenv's runs inside the container, in its mount namespace and with the image's environment. Load distenv first: put its line before that one (in a plugstack.conf.d directory, a file name that sorts first, e.g. 00-distenv.conf)" <<<"$output"
+	# the fix: a name that sorts first
+	mv "$d/plugstack.conf.d/distenv.conf" "$d/plugstack.conf.d/00-distenv.conf"
+	run "$DISTENV" check-config --slurm-conf "$d/slurm.conf"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'is loaded before distenv' <<<"$output")" -eq 0 ]
+	grep -qxF "container plugin: /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so ($d/plugstack.conf.d/a-pyxis.conf:1), after distenv: the image's environment replaces distenv's values of the names it sets; jobs can run \`distenv check-env\` first in the container" <<<"$output"
+}
