@@ -224,9 +224,9 @@ run_cluster() {
 	for f in ${DISTENV_CLUSTER_FILES:-tests/cluster/*.bats}; do
 		case $f in
 		tests/cluster/llamafactory.bats) lf_asked=1 ;;
-		# ch-run and its image are this machine's (Debian 12), not in
+		# ch-run and the image are this machine's (Debian 12), not in
 		# the chroots: the container tests run on this machine's Slurm
-		tests/cluster/containers.bats) ;;
+		tests/cluster/containers.bats | tests/cluster/pyxis.bats) ;;
 		*) files="$files $f" ;;
 		esac
 	done

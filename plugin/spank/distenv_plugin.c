@@ -53,6 +53,7 @@
 
 #include <slurm/spank.h>
 
+#include "distenv_sys.h"
 #include "spank_state.h"
 
 SPANK_PLUGIN(distenv, 1);
@@ -139,6 +140,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		log_loaded(ac, av);
 		return 0; /* slurmd only reports; it runs no job */
 	}
+	if (ctx == S_CTX_REMOTE)
+		distenv_root_id(&distenv_state.stepd_root);
 	if (distenv_options_register(sp) && ctx != S_CTX_REMOTE)
 		return -1;
 	return 0;

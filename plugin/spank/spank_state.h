@@ -15,6 +15,7 @@
 #include "distenv_options.h"
 #include "distenv_policy.h"
 #include "distenv_step.h"
+#include "distenv_sys.h"
 #include "lf_prepare.h"
 
 struct distenv_topo;
@@ -47,6 +48,10 @@ struct distenv_plugin_state {
 	 * GPUs on this node, which a bound task's own variables no longer
 	 * name ("" = none or unknown). */
 	char step_gpus[1024];
+	/* slurmstepd's root directory, read in slurm_spank_init (zeros:
+	 * unknown); a task with another one at task_init was moved into
+	 * a container by a plugin listed before distenv (spank_task.c). */
+	struct distenv_root_id stepd_root;
 };
 
 extern struct distenv_plugin_state distenv_state;

@@ -281,6 +281,39 @@ static int leave_alone(spank_t sp, enum distenv_mode mode,
 	return 0;
 }
 
+/*
+ * Whether a plugin listed before distenv has moved this task into a
+ * container: its root directory is no longer slurmstepd's
+ * (distenv_root_id). pyxis does so in its task_init (NVIDIA/pyxis
+ * v0.24.0, pyxis_slurmstepd.c: setns into the container's namespaces),
+ * and Slurm calls the plugins' task_init in plugstack order
+ * (src/common/plugstack.c). distenv would then read the image's
+ * environment (pyxis's RANK and LOCAL_RANK, which it would take for the
+ * user's) and write the resolved YAML into the container's /tmp, which
+ * its step-end cleanup on the host never sees: the step fails at once,
+ * naming the order and its fix.
+ */
+static int after_container_plugin(struct distenv_error *err)
+{
+	const struct distenv_root_id *stepd = &distenv_state.stepd_root;
+	struct distenv_root_id now;
+
+	distenv_root_id(&now);
+	if (!stepd->ino || !now.ino ||
+	    (now.dev == stepd->dev && now.ino == stepd->ino))
+		return 0;
+	return distenv_error_set(
+		err, "plugstack.conf",
+		"ask the admin to load distenv before the container plugin: "
+		"its plugstack line first (in a plugstack.conf.d directory, a "
+		"file name that sorts first, e.g. 00-distenv.conf); `distenv "
+		"check-config` shows the order",
+		"distenv's task_init runs inside a container: a plugin listed "
+		"before distenv in the plugstack (pyxis, for one) moved the "
+		"task into its mount namespace, so distenv would read the "
+		"image's environment and write where the host does not see");
+}
+
 int distenv_remote_task_init(spank_t sp)
 {
 	const struct distenv_plugin_state *st = &distenv_state;
@@ -307,6 +340,9 @@ int distenv_remote_task_init(spank_t sp)
 	if (distenv_error_is_set(&st->site_error))
 		return asked(st) ? report_config(sp, &st->site_error) :
 				   leave_alone(sp, mode, &st->site_error);
+	if (after_container_plugin(&err))
+		return asked(st) ? report_config(sp, &err) :
+				   leave_alone(sp, mode, &err);
 	/* envp is stale after this: spank_setenv may move the array. */
 	if (derive_and_export(sp, &site, envp, batch, mode, &err))
 		return asked(st) ? report(sp, &err) :

@@ -82,6 +82,23 @@ int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
 		       struct distenv_error *err);
 
 /*
+ * The root directory this process sees, as device and inode of "/", into
+ * *id (zeros when it cannot be read). distenv compares slurmstepd's (in
+ * slurm_spank_init) with the task's (in task_init) to tell that a plugin
+ * listed before it has moved the task into a container: setns(2) into
+ * another mount namespace sets the caller's root to that namespace's
+ * root, and a container's is its image (pyxis joins the container's
+ * namespaces in its task_init). A private /tmp alone, as Slurm's
+ * job_container/tmpfs gives a job, leaves "/" as it is, so it is not
+ * taken for a container.
+ */
+struct distenv_root_id {
+	unsigned long long dev, ino;
+};
+
+void distenv_root_id(struct distenv_root_id *id);
+
+/*
  * Wait until the reader of the pipe fd (a task's stderr, which
  * slurmstepd forwards to srun) has read every byte written to it, polling
  * FIONREAD (pipe(7)) every 5 ms for at most max_ms milliseconds; then

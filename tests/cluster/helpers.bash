@@ -90,9 +90,6 @@ plugstack_without_distenv() {
 	: >"$PLUGSTACK"
 }
 
-# Every node idle: no user mistake may drain or down a node. A node still
-# "completing" the step that just failed is given up to 10 s to finish:
-# that state passes, a drained or down node stays.
 # all_ranks_reduced TEXT: the lines of tests/cluster/gloo_allreduce.py's
 # 4 ranks (2 nodes x 2) are in TEXT, each with the sum 0+1+2+3+4
 all_ranks_reduced() {
@@ -102,6 +99,9 @@ all_ranks_reduced() {
 	done
 }
 
+# Every node idle: no user mistake may drain or down a node. A node still
+# "completing" the step that just failed is given up to 10 s to finish:
+# that state passes, a drained or down node stays.
 nodes_idle() {
 	local states
 	for _ in $(seq 1 40); do

@@ -1,0 +1,142 @@
+/*
+ * fake_pyxis.c: a SPANK plugin for the tests only. It does to a task what
+ * pyxis does (NVIDIA/pyxis v0.24.0, with enroot 4.1.2), with the same
+ * kernel mechanisms, on machines where neither can be installed (no
+ * Debian package, no registry). Never installed, never part of distenv.
+ *
+ *   srun --fake-pyxis=CONF ...        CONF: lines of
+ *       image DIR                     the container's root file system
+ *       env NAME=VALUE                the image's environment
+ *       mount SRC DST                 --container-mounts=SRC:DST
+ *
+ * In slurm_spank_task_init, as pyxis does there for every task
+ * (pyxis_slurmstepd.c):
+ * - every "env" line is set in the task's environment over what is there
+ *   (pyxis copies the container's environment with overwrite);
+ * - when PYTORCH_VERSION is among them, RANK=SLURM_PROCID and
+ *   LOCAL_RANK=SLURM_LOCALID (pyxis does so for PyTorch images);
+ * - the task moves into a mount namespace of its own whose root is DIR,
+ *   with a fresh tmpfs at /tmp (enroot, conf/mounts/10-system.fstab) and
+ *   the "mount" binds: unshare(2), then chroot(2) where pyxis setns(2)es
+ *   into the container enroot made; either way the task's "/" is the
+ *   image's from then on.
+ * Where it stands in plugstack.conf decides whether distenv's task_init
+ * runs before (on the host) or after (in the container), as with pyxis.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+SPANK_PLUGIN(fake_pyxis, 1);
+
+static char conf[4096];
+
+static int opt_conf(int val, const char *optarg, int remote)
+{
+	(void) val;
+	(void) remote;
+	if (!optarg || strlen(optarg) >= sizeof(conf))
+		return -1;
+	strcpy(conf, optarg);
+	return 0;
+}
+
+struct spank_option spank_options[] = {
+	{ "fake-pyxis", "CONF",
+	  "tests: do what pyxis does to the task, as CONF describes", 1, 0,
+	  opt_conf },
+	SPANK_OPTIONS_TABLE_END,
+};
+
+/* NAME=VALUE of an "env" line into the task, over what is there. */
+static int set_env(spank_t sp, char *line, int *pytorch)
+{
+	char *eq = strchr(line, '=');
+
+	if (!eq)
+		return -1;
+	*eq = '\0';
+	if (!strcmp(line, "PYTORCH_VERSION"))
+		*pytorch = 1;
+	return spank_setenv(sp, line, eq + 1, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+/* RANK and LOCAL_RANK from Slurm's task ids, as for a PyTorch image. */
+static int pytorch_ranks(spank_t sp)
+{
+	char v[64];
+
+	if (spank_getenv(sp, "SLURM_PROCID", v, sizeof(v)) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, "RANK", v, 1) != ESPANK_SUCCESS)
+		return -1;
+	if (spank_getenv(sp, "SLURM_LOCALID", v, sizeof(v)) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, "LOCAL_RANK", v, 1) != ESPANK_SUCCESS)
+		return -1;
+	return 0;
+}
+
+/* A mount namespace of the task's own, rooted at image. */
+static int enter(const char *image, char mounts[][2][1024], int n)
+{
+	char path[2048];
+	int i;
+
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount(image, image, NULL, MS_BIND | MS_REC, NULL))
+		return -1;
+	snprintf(path, sizeof(path), "%s/tmp", image);
+	if (mount("tmpfs", path, "tmpfs", 0, "mode=755"))
+		return -1;
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s%s", image, mounts[i][1]);
+		if (mount(mounts[i][0], path, NULL, MS_BIND | MS_REC, NULL))
+			return -1;
+	}
+	if (chroot(image) || chdir("/"))
+		return -1;
+	return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	static char mounts[8][2][1024];
+	char line[2048], image[1024] = "";
+	int n = 0, pytorch = 0, rc = 0;
+	FILE *f;
+
+	(void) ac;
+	(void) av;
+	if (!conf[0])
+		return 0;
+	f = fopen(conf, "r");
+	if (!f) {
+		slurm_error("fake_pyxis: %s: %m", conf);
+		return -1;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "image ", 6))
+			snprintf(image, sizeof(image), "%s", line + 6);
+		else if (!strncmp(line, "env ", 4))
+			rc = set_env(sp, line + 4, &pytorch);
+		else if (!strncmp(line, "mount ", 6) && n < 8 &&
+			 sscanf(line + 6, "%1023s %1023s", mounts[n][0],
+				mounts[n][1]) == 2)
+			n++;
+	}
+	fclose(f);
+	if (rc == 0 && pytorch)
+		rc = pytorch_ranks(sp);
+	if (rc == 0 && image[0])
+		rc = enter(image, mounts, n);
+	if (rc)
+		slurm_error("fake_pyxis: cannot set the task up: %m");
+	return rc;
+}
