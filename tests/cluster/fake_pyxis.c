@@ -8,13 +8,18 @@
  *       image DIR                     the container's root file system
  *       env NAME=VALUE                the image's environment
  *       mount SRC DST                 --container-mounts=SRC:DST
+ *       hook pytorch                  enroot's 50-slurm-pytorch.sh is on
  *
  * In slurm_spank_task_init, as pyxis does there for every task
  * (pyxis_slurmstepd.c):
  * - every "env" line is set in the task's environment over what is there
  *   (pyxis copies the container's environment with overwrite);
  * - when PYTORCH_VERSION is among them, RANK=SLURM_PROCID and
- *   LOCAL_RANK=SLURM_LOCALID (pyxis does so for PyTorch images);
+ *   LOCAL_RANK=SLURM_LOCALID (pyxis does so for PyTorch images), and,
+ *   with "hook pytorch", the lines of enroot's optional hook
+ *   (conf/hooks/extra/50-slurm-pytorch.sh) for the names the image's
+ *   environment does not set: MASTER_ADDR the first host name of the
+ *   step, MASTER_PORT 61000 + the job id modulo 4536;
  * - the task moves into a mount namespace of its own whose root is DIR,
  *   with a fresh tmpfs at /tmp (enroot, conf/mounts/10-system.fstab) and
  *   the "mount" binds: unshare(2), then chroot(2) where pyxis setns(2)es
@@ -31,6 +36,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 
 SPANK_PLUGIN(fake_pyxis, 1);
@@ -54,16 +60,22 @@ struct spank_option spank_options[] = {
 	SPANK_OPTIONS_TABLE_END,
 };
 
+/* What the image's environment sets, of the names that matter here. */
+struct image_env {
+	int pytorch, addr, port;
+};
+
 /* NAME=VALUE of an "env" line into the task, over what is there. */
-static int set_env(spank_t sp, char *line, int *pytorch)
+static int set_env(spank_t sp, char *line, struct image_env *ie)
 {
 	char *eq = strchr(line, '=');
 
 	if (!eq)
 		return -1;
 	*eq = '\0';
-	if (!strcmp(line, "PYTORCH_VERSION"))
-		*pytorch = 1;
+	ie->pytorch |= !strcmp(line, "PYTORCH_VERSION");
+	ie->addr |= !strcmp(line, "MASTER_ADDR");
+	ie->port |= !strcmp(line, "MASTER_PORT");
 	return spank_setenv(sp, line, eq + 1, 1) == ESPANK_SUCCESS ? 0 : -1;
 }
 
@@ -79,6 +91,40 @@ static int pytorch_ranks(spank_t sp)
 	    spank_setenv(sp, "LOCAL_RANK", v, 1) != ESPANK_SUCCESS)
 		return -1;
 	return 0;
+}
+
+/* enroot's PyTorch hook: MASTER_ADDR and MASTER_PORT unless the image
+ * sets them (the hook reads the container's environment file only). */
+static int pytorch_hook(spank_t sp, int image_addr, int image_port)
+{
+	char nodes[4096], job[32], port[32], *first;
+	hostlist_t hl;
+	int rc = 0;
+
+	if (spank_getenv(sp, "SLURM_STEP_NODELIST", nodes, sizeof(nodes)) !=
+		    ESPANK_SUCCESS ||
+	    spank_getenv(sp, "SLURM_JOB_ID", job, sizeof(job)) !=
+		    ESPANK_SUCCESS)
+		return -1;
+	if (!image_addr) {
+		hl = slurm_hostlist_create(nodes);
+		first = hl ? slurm_hostlist_shift(hl) : NULL;
+		rc = first && spank_setenv(sp, "MASTER_ADDR", first, 1) ==
+				      ESPANK_SUCCESS ?
+			     0 :
+			     -1;
+		free(first);
+		if (hl)
+			slurm_hostlist_destroy(hl);
+	}
+	if (rc == 0 && !image_port) {
+		snprintf(port, sizeof(port), "%lu",
+			 61000 + strtoul(job, NULL, 10) % 4536);
+		rc = spank_setenv(sp, "MASTER_PORT", port, 1) == ESPANK_SUCCESS ?
+			     0 :
+			     -1;
+	}
+	return rc;
 }
 
 /* A mount namespace of the task's own, rooted at image. */
@@ -108,7 +154,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	static char mounts[8][2][1024];
 	char line[2048], image[1024] = "";
-	int n = 0, pytorch = 0, rc = 0;
+	struct image_env ie = { 0, 0, 0 };
+	int n = 0, hook = 0, rc = 0;
 	FILE *f;
 
 	(void) ac;
@@ -125,15 +172,19 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		if (!strncmp(line, "image ", 6))
 			snprintf(image, sizeof(image), "%s", line + 6);
 		else if (!strncmp(line, "env ", 4))
-			rc = set_env(sp, line + 4, &pytorch);
+			rc = set_env(sp, line + 4, &ie);
+		else if (!strcmp(line, "hook pytorch"))
+			hook = 1;
 		else if (!strncmp(line, "mount ", 6) && n < 8 &&
 			 sscanf(line + 6, "%1023s %1023s", mounts[n][0],
 				mounts[n][1]) == 2)
 			n++;
 	}
 	fclose(f);
-	if (rc == 0 && pytorch)
+	if (rc == 0 && ie.pytorch)
 		rc = pytorch_ranks(sp);
+	if (rc == 0 && ie.pytorch && hook)
+		rc = pytorch_hook(sp, ie.addr, ie.port);
 	if (rc == 0 && image[0])
 		rc = enter(image, mounts, n);
 	if (rc)

@@ -86,6 +86,24 @@ pyxis_conf() {
 	nodes_idle
 }
 
+@test "pyxis after distenv with enroot's PyTorch hook on: its MASTER_ADDR (a host name) and MASTER_PORT (one per job) replace distenv's, and check-env names both on every node" {
+	printf 'required %s\nrequired %s\n' "$PLUGIN" "$FAKE" >"$PLUGSTACK"
+	conf=$(pyxis_conf PYTORCH_VERSION=2.5.0)
+	echo "hook pytorch" >>"$conf"
+	# shellcheck disable=SC2016 # expanded in the container
+	run srun -N2 --distenv --fake-pyxis="$conf" /bin/sh -c 'echo "IN MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE '^IN MASTER_ADDR=n1 MASTER_PORT=6[0-9]{4}$' <<<"$output")" -eq 2 ]
+	run srun -N2 --distenv --fake-pyxis="$conf" /mnt/1/distenv check-env -- echo TRAINING
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$(grep -c '^TRAINING' <<<"$output")" -eq 0 ]
+	[ "$(grep -cF 'distenv: error: MASTER_ADDR: is "n1" here, not the value distenv set for this step' <<<"$output")" -eq 2 ]
+	[ "$(grep -cE '^distenv: error: MASTER_PORT: is "6[0-9]{4}" here, not the value distenv set for this step' <<<"$output")" -eq 2 ]
+	nodes_idle
+}
+
 @test "pyxis before distenv: a step that asks for distenv fails at once on every node, naming the plugstack order and the fix; one that does not runs in the image untouched" {
 	printf 'required %s\nrequired %s\n' "$FAKE" "$PLUGIN" >"$PLUGSTACK"
 	conf=$(pyxis_conf PYTORCH_VERSION=2.5.0)
