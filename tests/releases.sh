@@ -193,7 +193,11 @@ run_release() {
 			[ -x "$t" ] || continue
 			tap_relay "$tag ${t##*/}: " < <(in_root "$root" "CMOCKA_MESSAGE_OUTPUT=TAP tests/unit/${t##*/} 2>&1")
 		done
-		tap_relay "$tag " < <(in_root "$root" 'bats --tap tests/cmd/*.bats 2>&1')
+		# structure.bats checks the tree (files, layers, layout with
+		# Debian 12's clang-format), not the build: this machine's
+		# run has it, and a chroot has no clang-format of that version
+		# shellcheck disable=SC2016 # expanded in the chroot
+		tap_relay "$tag " < <(in_root "$root" 'bats --tap $(ls tests/cmd/*.bats | grep -v /structure.bats) 2>&1')
 		echo "# release $rel: unit and command tests after $((SECONDS - t0)) s"
 	fi
 	if [ "$what" != no-cluster ]; then
