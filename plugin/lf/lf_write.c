@@ -221,6 +221,53 @@ static int append_missing(struct lf_doc *y, yaml_node_t *root,
 	return 0;
 }
 
+/* The top-level keys of a loaded document. */
+static size_t top_keys(struct lf_doc *d)
+{
+	yaml_node_t *r = lf_doc_root(d);
+
+	return (size_t) (r->data.mapping.pairs.top -
+			 r->data.mapping.pairs.start);
+}
+
+/*
+ * The edited text must read back as YAML with y's top-level keys and the
+ * appended ones. Edits replace the text of a value in place, so a value
+ * that held an anchor (&a) which another key's alias (*a) uses would
+ * leave that alias undefined; libyaml also counts a byte-order mark at a
+ * line's start as a column, which makes the next key a value of the one
+ * before (tests/fuzz/fuzz_lf_yaml found both).
+ */
+static int check_reloads(struct lf_doc *y, const struct lf_yaml_edit *edits,
+			 size_t nedits, const char *text, size_t len,
+			 struct distenv_error *err)
+{
+	struct lf_doc back;
+	struct distenv_error e;
+	size_t want = top_keys(y), i;
+	int bad;
+
+	for (i = 0; i < nedits; i++)
+		want += lf_map_get(y, lf_doc_root(y), edits[i].key, NULL) ? 0 :
+									    1;
+	distenv_error_clear(&e);
+	bad = lf_doc_load(&back, "the resolved copy", text, len, &e) ||
+	      top_keys(&back) != want;
+	lf_doc_free(&back);
+	if (!bad)
+		return 0;
+	return distenv_error_set(
+		err, y->name,
+		"write the keys distenv sets (save_on_each_node, deepspeed, "
+		"resume_from_checkpoint, ...) with plain values, one per line "
+		"at the top level, without YAML anchors (&) or aliases (*) "
+		"in them",
+		"distenv's edits of the file do not read back as the same "
+		"YAML (%s): a value it replaces holds what other lines rely "
+		"on",
+		e.what[0] ? e.what : "another set of top-level keys");
+}
+
 int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 		  size_t nedits, const char *header, char **out, size_t *len,
 		  struct distenv_error *err)
@@ -271,7 +318,14 @@ int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 		free(b.p);
 		return rc;
 	}
-	return finish(&b, out, len, err);
+	if (finish(&b, out, len, err))
+		return -1;
+	if (check_reloads(y, edits, nedits, *out, *len, err)) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 /* JSON number, per RFC 8259 section 6. */

@@ -33,7 +33,9 @@ struct lf_yaml_edit {
  * Write the resolved YAML of y into a malloc'd NUL-ended *out (*len
  * bytes). header: lines to put first, each prefixed with "# "
  * (newline-separated, may be NULL). Errors: a top level in flow style
- * ({...}) when a key must be appended; out of memory.
+ * ({...}) when a key must be appended; edits that would not read back as
+ * the same top-level keys (a replaced value held an anchor that other
+ * lines use); out of memory.
  */
 int lf_write_yaml(struct lf_doc *y, const struct lf_yaml_edit *edits,
 		  size_t nedits, const char *header, char **out, size_t *len,

@@ -182,6 +182,38 @@ static void leading_bom_or_cr(void **state)
 	lf_doc_free(&d);
 }
 
+/* A value distenv replaces holds an anchor another key's alias uses:
+ * the edit would leave the alias undefined, so the writer refuses it,
+ * saying what to write instead (fuzz_lf_yaml found it through a
+ * byte-order mark mid-file, which libyaml counts as a column). */
+static void replaced_value_with_anchor_refused(void **state)
+{
+	const char *srcs[] = {
+		"save_on_each_node:\n  deed: &a v\nother: *a\n",
+		"a: 1\nsave_on_each_node:\n\xEF\xBB\xBF" "deed: &a v\nb: *a\n",
+	};
+	struct lf_yaml_edit ed[] = { { "save_on_each_node", "true" } };
+	struct lf_doc d;
+	struct distenv_error e;
+	char *out = (char *) "unset";
+	size_t len, i;
+
+	(void) state;
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(
+			lf_doc_load(&d, "t.yaml", srcs[i], strlen(srcs[i]), &e),
+			0);
+		assert_int_equal(lf_write_yaml(&d, ed, 1, NULL, &out, &len, &e),
+				 -1);
+		assert_null(out);
+		assert_string_equal(e.where, "t.yaml");
+		assert_non_null(strstr(e.what, "found undefined alias"));
+		assert_non_null(strstr(e.fix, "without YAML anchors"));
+		lf_doc_free(&d);
+		out = (char *) "unset";
+	}
+}
+
 static void ds_offload_added_and_removed(void **state)
 {
 	struct lf_doc d, o;
@@ -232,6 +264,7 @@ int main(void)
 		cmocka_unit_test(replace_in_place_and_empty_values),
 		cmocka_unit_test(ds_offload_added_and_removed),
 		cmocka_unit_test(leading_bom_or_cr),
+		cmocka_unit_test(replaced_value_with_anchor_refused),
 	};
 
 	return cmocka_run_group_tests_name("lf_write", tests, NULL, NULL);
