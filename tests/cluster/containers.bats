@@ -68,8 +68,7 @@ setup() {
 # image lacks (libslurm; the image has libyaml and hwloc), found through
 # LD_LIBRARY_PATH, which srun and ch-run pass on
 in_container_distenv() {
-	mkdir -p "$BATS_FILE_TMPDIR/lib"
-	cp "$(ldd "$TOP/distenv" | awk '/libslurm/ { print $3 }')" "$BATS_FILE_TMPDIR/lib/"
+	image_libs "$BATS_FILE_TMPDIR/lib"
 	export LD_LIBRARY_PATH=/mnt/2
 	BINDS=(-b "$TOP/tests/cluster:/mnt/0" -b "$TOP:/mnt/1" -b "$BATS_FILE_TMPDIR/lib:/mnt/2")
 }

@@ -90,6 +90,14 @@ plugstack_without_distenv() {
 	: >"$PLUGSTACK"
 }
 
+# image_libs DIR: into DIR, the one library of its own that the build's
+# distenv command needs and the container image lacks (libslurm; the
+# image has libyaml and hwloc), for a bind and LD_LIBRARY_PATH inside
+image_libs() {
+	mkdir -p "$1"
+	cp "$(ldd "$TOP/distenv" | awk '/libslurm/ { print $3 }')" "$1/"
+}
+
 # all_ranks_reduced TEXT: the lines of tests/cluster/gloo_allreduce.py's
 # 4 ranks (2 nodes x 2) are in TEXT, each with the sum 0+1+2+3+4
 all_ranks_reduced() {

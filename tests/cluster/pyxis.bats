@@ -21,8 +21,7 @@ setup_file() {
 	gcc -Wall -Wextra -Werror -shared -fPIC -o "$FAKE" "$TOP/tests/cluster/fake_pyxis.c"
 	# the build's distenv command inside: the tree, and libslurm, the
 	# one library of its own the image lacks
-	mkdir -p "$BATS_FILE_TMPDIR/lib"
-	cp "$(ldd "$TOP/distenv" | awk '/libslurm/ { print $3 }')" "$BATS_FILE_TMPDIR/lib/"
+	image_libs "$BATS_FILE_TMPDIR/lib"
 	export IMG FAKE
 	cluster_file_setup 2
 }
