@@ -69,7 +69,22 @@ wait_job() {
 		*) break ;;
 		esac
 	done
+	if [ "$state" != COMPLETED ]; then
+		job_diagnostics "$id" "$state" >&2
+	fi
 	echo "$state"
+}
+
+# job_diagnostics ID STATE: what Slurm knows of a job that did not
+# complete, for the failing test's output (wait_job's caller asserts)
+job_diagnostics() {
+	local log
+	echo "# job $1 ended in state '${2:-unknown}' (or was not seen ending)"
+	scontrol -o show job "$1" 2>&1 | tr ' ' '\n' | grep -E '^(JobState|Reason|ExitCode|RunTime|TimeLimit|NodeList|Restarts)=' | sed 's/^/#   /'
+	for log in "$DISTENV_CLUSTER_DIR"/log/*.log; do
+		[ -f "$log" ] || continue
+		grep -E "JobId=$1[ .]|job_id:$1[ ]|StepId=$1[.]|step $1[.]|job $1[ .,:]" "$log" | tail -n 20 | sed "s|^|# ${log##*/}: |"
+	done
 }
 
 # wait_line FILE REGEX JOBID: until a line of FILE matches (<= 4 min);
