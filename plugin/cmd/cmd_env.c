@@ -80,7 +80,8 @@ static int run(const struct distenv_command *cmd, int argc, char **argv,
 	topo = load_topology(note, sizeof(note));
 	rc = distenv_derive_for_task_topo(&site, &req,
 					  (const char *const *) environ, -1,
-					  topo, note, NULL, &step, &vars, &err);
+					  topo, note, NULL, 0, &step, &vars,
+					  &err);
 	if (rc == 0) {
 		if (show)
 			distenv_format_show(stdout, &step, req.mode, &vars);

@@ -30,6 +30,8 @@
  * CUDA_VISIBLE_DEVICES), else 1.
  * the batch script (step-independent values only):
  *   NNODES [NPROC_PER_NODE] MASTER_ADDR [FORCE_TORCHRUN]
+ * every mode, when the job has a time limit: DISTENV_JOB_END
+ * (distenv_job_end, below);
  * and last DISTENV_SET (distenv_env.h), which lets a later step tell
  * these values from the user's.
  */
@@ -108,6 +110,17 @@ int distenv_check_step_layout(enum distenv_mode mode, uint32_t ntasks,
  * (tasks mode), a task that sees fewer GPUs than NPROC_PER_NODE (torchrun
  * mode). net may be NULL only when distenv_needs_net() is false.
  */
+/*
+ * The job's end (epoch seconds) by its time limit, as exported in
+ * DISTENV_JOB_END: SLURM_JOB_END_TIME of step->envp (Slurm >= 23.02),
+ * else step->job_end (slurmctld's, asked by the sys layer on older
+ * releases). Returns 1 with *end and *source (what the value came
+ * from) set; 0 when unknown, malformed, or a year or more after
+ * SLURM_JOB_START_TIME (slurmctld's end for a job without a time limit).
+ */
+int distenv_job_end(const struct distenv_step *step, long long *end,
+		    const char **source);
+
 int distenv_derive(const struct distenv_site *site,
 		   const struct distenv_request *req,
 		   const struct distenv_step *step,

@@ -14,6 +14,7 @@
  *   distenv_derive_ranks.c   NNODES, NODE_RANK, RANK, WORLD_SIZE,
  *                            LOCAL_RANK, LOCAL_WORLD_SIZE, NPROC_PER_NODE
  *   distenv_derive_elastic.c the c10d rendezvous (RDZV_ID, PET_RDZV_*)
+ *   distenv_derive_job_end.c DISTENV_JOB_END
  * Every derive_* function that can fail returns 0 or -1 and fills d->err;
  * none prints.
  */
@@ -115,5 +116,9 @@ int derive_emit_task_ranks(struct derivation *d);
 /* distenv_derive_elastic.c: the c10d rendezvous, for elastic mode and
  * torchrun mode with RDZV_ID exported. */
 int derive_emit_elastic(struct derivation *d);
+
+/* DISTENV_JOB_END when the job's end is known and it has a time limit
+ * (distenv_job_end, distenv_derive.h); nothing otherwise. */
+int derive_emit_job_end(struct derivation *d);
 
 #endif

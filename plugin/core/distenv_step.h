@@ -55,6 +55,10 @@ struct distenv_step {
 	 * bound GPUs to tasks (the plugin reads it in user_init), or NULL:
 	 * unknown (distenv_gpus.h). */
 	const char *step_gpus;
+	/* The job's end by its time limit (epoch seconds) as slurmctld gave
+	 * it to the sys layer where the environment has no
+	 * SLURM_JOB_END_TIME (Slurm < 23.02), or 0: distenv_job_end. */
+	long long job_end;
 };
 
 /*

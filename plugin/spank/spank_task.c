@@ -20,6 +20,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "distenv_env.h"
 #include "distenv_format.h"
 #include "distenv_sys.h"
 #include "spank_state.h"
@@ -191,6 +192,20 @@ static void log_vars(const struct distenv_step *step,
 			    vars->items[i].reason);
 }
 
+/* Slurm < 23.02 gives no SLURM_JOB_END_TIME: the batch script asks
+ * slurmctld for the job's end (distenv_sys_job_end), once per job; its
+ * steps inherit the DISTENV_JOB_END it exports (distenv_job_end). */
+static long long batch_job_end(spank_t sp, char **envp, int batch)
+{
+	uint32_t job = 0;
+
+	if (!batch ||
+	    distenv_env_get((const char *const *) envp, "SLURM_JOB_END_TIME") ||
+	    spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+		return 0;
+	return distenv_sys_job_end(job);
+}
+
 static int derive_and_export(spank_t sp, const struct distenv_site *site,
 			     char **envp, int batch, enum distenv_mode mode,
 			     struct distenv_error *err)
@@ -212,7 +227,8 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 				       sizeof(topo_note));
 	rc = distenv_derive_for_task_topo(site, &st->req,
 					  (const char *const *) envp, batch,
-					  topo, topo_note, st->step_gpus, &step,
+					  topo, topo_note, st->step_gpus,
+					  batch_job_end(sp, envp, batch), &step,
 					  &vars, err);
 	if (topo != st->topo)
 		free(topo);

@@ -77,6 +77,15 @@ int distenv_nth_host(const char *nodelist, uint32_t idx, const char *where,
  * SLURM_HOSTFILE). Errors: slurmctld does not answer, or the layout has
  * no task 0; the fix names MASTER_ADDR.
  */
+/*
+ * The job's end by its time limit from slurmctld's record of the job
+ * (slurm_load_job(3): end_time), epoch seconds; 0 when the job has no
+ * time limit (time_limit INFINITE) or slurmctld does not answer. For
+ * Slurm before 23.02, whose jobs have no SLURM_JOB_END_TIME
+ * (distenv_job_end).
+ */
+long long distenv_sys_job_end(uint32_t job_id);
+
 int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
 		       size_t len, uint32_t *node_id,
 		       struct distenv_error *err);
@@ -120,15 +129,17 @@ int distenv_pipe_wait_drained(int fd, int max_ms, int settle_ms);
  * must outlive step. With the node's topology (distenv_topo.h,
  * loaded once per step per node by the caller; NULL: none), a note on
  * it for --distenv-show (NULL or "": none), and step_gpus, the step's
- * SLURM_STEP_GPUS as user_init saw it (NULL: unknown; distenv_gpus.h).
- * topo, topo_note and step_gpus must outlive step.
+ * SLURM_STEP_GPUS as user_init saw it (NULL: unknown; distenv_gpus.h),
+ * and job_end, slurmctld's end of the job where the caller asked for it
+ * (distenv_sys_job_end; 0: not asked). topo, topo_note and step_gpus must
+ * outlive step.
  */
 int distenv_derive_for_task_topo(const struct distenv_site *site,
 				 const struct distenv_request *req,
 				 const char *const *envp, int batch,
 				 const struct distenv_topo *topo,
 				 const char *topo_note, const char *step_gpus,
-				 struct distenv_step *step,
+				 long long job_end, struct distenv_step *step,
 				 struct distenv_vars *vars,
 				 struct distenv_error *err);
 

@@ -1,10 +1,14 @@
-/* distenv_sys_layout.c: the node that holds task 0 of a step, from
- * slurmctld's step layout (contract in distenv_sys.h). */
+/* distenv_sys_layout.c: what only slurmctld knows of a job: the node
+ * that holds task 0 of a step (its step layout), and the job's end on
+ * releases that do not export it (contracts in distenv_sys.h). */
+#include "config.h"
+
 #include "distenv_sys.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -61,4 +65,29 @@ int distenv_task0_host(uint32_t job_id, uint32_t step_id, char *host,
 			      "the step's task layout", host, len, err);
 	slurm_job_step_layout_free(layout);
 	return rc;
+}
+
+long long distenv_sys_job_end(uint32_t job_id)
+{
+	job_info_msg_t *msg = NULL;
+	long long end = 0;
+
+	/* One request to slurmctld; a failure only means "unknown". */
+#if defined(DISTENV_LOAD_JOB_BY_STEP_ID)
+	slurm_step_id_t id;
+
+	memset(&id, 0, sizeof(id));
+	id.job_id = job_id;
+	id.step_id = NO_VAL;
+	id.step_het_comp = NO_VAL;
+	if (slurm_load_job(&msg, id, SHOW_LOCAL) != SLURM_SUCCESS || !msg)
+		return 0;
+#else
+	if (slurm_load_job(&msg, job_id, SHOW_LOCAL) != SLURM_SUCCESS || !msg)
+		return 0;
+#endif
+	if (msg->record_count > 0 && msg->job_array[0].time_limit != INFINITE)
+		end = (long long) msg->job_array[0].end_time;
+	slurm_free_job_info_msg(msg);
+	return end;
 }

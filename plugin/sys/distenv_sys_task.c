@@ -35,7 +35,7 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 				 const char *const *envp, int batch,
 				 const struct distenv_topo *topo,
 				 const char *topo_note, const char *step_gpus,
-				 struct distenv_step *step,
+				 long long job_end, struct distenv_step *step,
 				 struct distenv_vars *vars,
 				 struct distenv_error *err)
 {
@@ -49,6 +49,7 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 	step->topo = topo;
 	step->topo_note = topo_note;
 	step->step_gpus = step_gpus;
+	step->job_end = job_end;
 	distenv_sys_ephemeral(&step->ephemeral_lo, &step->ephemeral_hi);
 	list_var = distenv_step_nodelist_var(step);
 	if (distenv_first_host(distenv_env_get(envp, list_var), list_var,

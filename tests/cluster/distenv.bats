@@ -325,3 +325,37 @@ EOF
 	[ "$(grep -c '^HCA\[\]$' <<<"$output")" -eq 2 ]
 	grep -q 'topology: none (no NVIDIA GPU listed in /proc/driver/nvidia/gpus)' <<<"$output"
 }
+
+@test "DISTENV_JOB_END: the batch script and every srun step get the job's end from its time limit, as scontrol gives it; a job without a limit gets none" {
+	run batch --time=7 <<'EOF2'
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1 --distenv --distenv-show
+echo "BATCH END=${DISTENV_JOB_END:-none}"
+srun --distenv bash -c 'echo "STEP $(hostname) END=${DISTENV_JOB_END:-none}"'
+scontrol -o show job "$SLURM_JOB_ID" | grep -oE '(Start|End)Time=[^ ]+' | sed 's/^/SCONTROL /'
+EOF2
+	out=${lines[0]}
+	cat "$out"
+	[ "$status" -eq 0 ]
+	end=$(sed -n 's/^BATCH END=//p' "$out")
+	[[ "$end" =~ ^[0-9]+$ ]]
+	# scontrol's EndTime in the cluster's local time zone, to the second
+	[ "$(date -d "$(sed -n 's/^SCONTROL EndTime=//p' "$out")" +%s)" = "$end" ]
+	start=$(date -d "$(sed -n 's/^SCONTROL StartTime=//p' "$out")" +%s)
+	[ $((end - start)) -eq 420 ]
+	grep -qx "STEP n1 END=$end" "$out"
+	grep -qx "STEP n2 END=$end" "$out"
+	# the reason names the source and the date
+	grep -qE "^distenv: n1:   DISTENV_JOB_END=$end  \[set\] (SLURM_JOB_END_TIME|slurmctld's end time of the job .*): the time limit ends the job at $(date -u -d "@$end" +%Y-%m-%dT%H:%M:%SZ) " "$out"
+	run batch --time=UNLIMITED <<'EOF2'
+#!/bin/bash
+#SBATCH -N1 --distenv
+echo "BATCH END=${DISTENV_JOB_END:-none}"
+srun --distenv bash -c 'echo "STEP END=${DISTENV_JOB_END:-none}"'
+EOF2
+	out=${lines[0]}
+	cat "$out"
+	[ "$status" -eq 0 ]
+	grep -qx "BATCH END=none" "$out"
+	grep -qx "STEP END=none" "$out"
+}
