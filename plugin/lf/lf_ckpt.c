@@ -97,6 +97,9 @@ int lf_ckpt_choose(const struct lf_listing *ls,
 			snprintf(ch->skipped[ch->nskipped].first,
 				 sizeof(ch->skipped[0].first), "%s",
 				 r.listed ? r.missing[0] : "");
+			snprintf(ch->skipped[ch->nskipped].why,
+				 sizeof(ch->skipped[0].why), "%s",
+				 r.missing_required ? "" : e.what);
 		}
 		ch->nskipped++;
 	}
@@ -120,12 +123,18 @@ void lf_ckpt_describe(const struct lf_ckpt_choice *ch, char *buf, size_t len)
 				      "from step 0",
 				      ch->candidates);
 	for (i = 0; i < ch->nskipped && i < LF_CKPT_SKIPPED_MAX && o < len; i++)
-		o += (size_t) snprintf(buf + o, len - o,
-				       "; skipped %s: partial, %zu file(s) "
-				       "missing here, first %s",
-				       ch->skipped[i].name,
-				       ch->skipped[i].missing,
-				       ch->skipped[i].first);
+		if (ch->skipped[i].why[0])
+			o += (size_t) snprintf(buf + o, len - o,
+					       "; skipped %s: %s",
+					       ch->skipped[i].name,
+					       ch->skipped[i].why);
+		else
+			o += (size_t) snprintf(buf + o, len - o,
+					       "; skipped %s: partial, %zu "
+					       "file(s) missing here, first %s",
+					       ch->skipped[i].name,
+					       ch->skipped[i].missing,
+					       ch->skipped[i].first);
 	if (ch->nskipped > LF_CKPT_SKIPPED_MAX && o < len)
 		snprintf(buf + o, len - o, "; and %zu more skipped",
 			 ch->nskipped - LF_CKPT_SKIPPED_MAX);

@@ -61,6 +61,9 @@ struct lf_ckpt_choice {
 		char name[64];
 		size_t missing; /* required files missing here */
 		char first[128]; /* the first of them */
+		/* another reason, when none is missing (a checkpoint of
+		 * another data-parallel world size, lf_resume.h); "" else */
+		char why[DISTENV_ERROR_TEXT];
 	} skipped[LF_CKPT_SKIPPED_MAX];
 };
 

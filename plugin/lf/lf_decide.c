@@ -266,6 +266,7 @@ static void check_resume_files(const struct lf_inputs *in,
 	ri.world_size = (in->nnodes ? in->nnodes : 1) * ri.gpus_per_node;
 	ri.zero_stage = dec->zero_stage;
 	ri.restore_latest = in->out_storage == LF_STORAGE_LOCAL;
+	ri.shared = in->out_storage == LF_STORAGE_SHARED;
 	distenv_error_clear(&e);
 	if (lf_resume_check(ls, &ri, &rr, &e)) {
 		msg(dec, in, LF_ERROR, e.where, e.fix, "%s", e.what);

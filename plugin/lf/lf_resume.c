@@ -201,6 +201,91 @@ static int fail_missing(const struct lf_resume_input *in,
 				 r->listed > 4 ? ", ..." : "");
 }
 
+/* The rank of a ZeRO shard file directly under tagdir ("<tagdir>/
+ * [bf16_|fp16_]zero_pp_rank_R_mp_rank_00_{model,optim}_states.pt"), or
+ * -1 for any other path. */
+static long shard_rank(const char *path, const char *tagdir)
+{
+	size_t n = strlen(tagdir), k;
+	const char *p;
+	char *end;
+	unsigned long r;
+
+	if (strncmp(path, tagdir, n) || path[n] != '/')
+		return -1;
+	p = path + n + 1;
+	for (k = 0; k < 3; k++) {
+		size_t plen = strlen(optim_prefix[k]);
+
+		if (plen && !strncmp(p, optim_prefix[k], plen)) {
+			p += plen;
+			break;
+		}
+	}
+	if (strncmp(p, "zero_pp_rank_", 13) || p[13] < '0' || p[13] > '9')
+		return -1;
+	r = strtoul(p + 13, &end, 10);
+	if (strcmp(end, "_mp_rank_00_model_states.pt") &&
+	    strcmp(end, "_mp_rank_00_optim_states.pt"))
+		return -1;
+	return r > 0x7fffffffUL ? -1 : (long) r;
+}
+
+/*
+ * The data-parallel world the checkpoint was saved with, as far as this
+ * node sees its shards: DeepSpeed names each rank's ZeRO files by its
+ * rank and refuses a checkpoint of another world size only after the
+ * model has loaded ("The checkpoint being loaded used a DP world size of
+ * N but the current world size is M", runtime/zero/stage3.py
+ * _rigid_load_state_dict, and stage_1_and_2.py alike; deepspeedai/
+ * DeepSpeed issues 6441 and 7628), and every requeue repeats it. A shard
+ * of a rank beyond this step's ranks: saved by a larger world (checked
+ * first, smaller 0). With smaller 1 (called once this node's own files
+ * are all there, on shared storage, where every rank's are seen): none
+ * from some rank below the step's world size on: a smaller world, or an
+ * unfinished save.
+ */
+static int check_world(const struct lf_listing *ls,
+		       const struct lf_resume_input *in, const char *tagdir,
+		       const char *tag, int smaller, struct distenv_error *err)
+{
+	long top = -1, r;
+	size_t i;
+	char where[64];
+
+	for (i = 0; i < ls->count; i++) {
+		r = shard_rank(ls->paths[i], tagdir);
+		if (r < 0)
+			continue;
+		if (r > top)
+			top = r;
+	}
+	snprintf(where, sizeof(where), "node %u", in->node_id);
+	if (!smaller && top >= 0 && (uint32_t) top >= in->world_size)
+		return distenv_error_set(
+			err, where,
+			"run with the node and GPU count that saved it, convert "
+			"it (DeepSpeed's ds_to_universal.py, then "
+			"checkpoint.load_universal), or resume from another "
+			"checkpoint (--distenv-resume=PATH)",
+			"cannot resume from %s: it was saved by a data-parallel "
+			"world of at least %ld ranks (%s holds rank %ld's "
+			"shards), and this step has %u; DeepSpeed would "
+			"refuse it only after loading the model",
+			in->checkpoint, top + 1, tag, top, in->world_size);
+	if (smaller && top >= 0 && (uint32_t) top + 1 < in->world_size)
+		return distenv_error_set(
+			err, where,
+			"run with the node and GPU count that saved it, or "
+			"resume from another checkpoint (--distenv-resume=PATH)",
+			"cannot resume from %s: %s holds the shards of ranks "
+			"up to %ld only, and this step has %u ranks: it was "
+			"saved by a smaller data-parallel world, or its save "
+			"did not finish",
+			in->checkpoint, tag, top, in->world_size);
+	return 0;
+}
+
 int lf_resume_check(const struct lf_listing *ls,
 		    const struct lf_resume_input *in,
 		    struct lf_resume_result *res, struct distenv_error *err)
@@ -221,6 +306,8 @@ int lf_resume_check(const struct lf_listing *ls,
 		resume_tag(in, tag, sizeof(tag));
 		snprintf(tagdir, sizeof(tagdir), "%s/%s", ck, tag);
 		need_zero_files(ls, in, tagdir, first, r);
+		if (check_world(ls, in, tagdir, tag, 0, err))
+			return -1;
 	}
 	for (rank = first;
 	     rank < first + in->gpus_per_node && rank < in->world_size;
@@ -232,7 +319,11 @@ int lf_resume_check(const struct lf_listing *ls,
 	}
 	if (no_latest && in->restore_latest && in->node_id > 0)
 		restore_latest(r, latest_path, tag);
-	if (!r->missing_required)
-		return 0;
-	return fail_missing(in, r, err);
+	if (r->missing_required)
+		return fail_missing(in, r, err);
+	/* this node's files all there: on shared storage it sees every
+	 * rank's, so a gap above them is the save's, not a disk's */
+	if (in->zero_stage > 0 && in->shared)
+		return check_world(ls, in, tagdir, tag, 1, err);
+	return 0;
 }

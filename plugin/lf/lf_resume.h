@@ -67,6 +67,7 @@ struct lf_resume_input {
 	int zero_stage; /* 0-3; 0 = no DeepSpeed */
 	int restore_latest; /* node-local storage: a missing `latest`
 				   * on node > 0 may be restored (above) */
+	int shared; /* output_dir on storage every node sees */
 };
 
 #define LF_RESUME_MISSING_MAX 64
@@ -84,6 +85,12 @@ struct lf_resume_result {
  * Check the listing for what this node's ranks need. Returns 0 when
  * nothing required is missing; -1 with err naming the node's missing
  * files (up to a few, then a count) and the fix. res may be NULL.
+ * With DeepSpeed (zero_stage > 0), also -1 when the tag directory holds
+ * ZeRO shards of a rank at or beyond world_size (saved by a larger
+ * world), or, with shared set and this node's files all there, none of
+ * a rank below world_size from some rank on (a smaller world, or an
+ * unfinished save): DeepSpeed refuses another world size
+ * only after the model has loaded (lf_resume.c, check_world).
  */
 int lf_resume_check(const struct lf_listing *ls,
 		    const struct lf_resume_input *in,

@@ -183,3 +183,51 @@ EOF
 	[ "$(grep -c '^TRAIN ran on n' early.out)" -eq 2 ]
 	refute grep -q 'requeueing' early.out
 }
+
+# fake_checkpoint DIR N: checkpoint-4 of a ZeRO-3 run of N ranks as
+# Transformers + DeepSpeed lay it out (empty files: the preflight reads
+# names, never contents), on storage every node sees
+fake_checkpoint() {
+	local dir=$1/checkpoint-4 r
+	mkdir -p "$dir/global_step4"
+	echo global_step4 >"$dir/latest"
+	echo '{"global_step": 4}' >"$dir/trainer_state.json"
+	for ((r = 0; r < $2; r++)); do
+		: >"$dir/global_step4/zero_pp_rank_${r}_mp_rank_00_model_states.pt"
+		: >"$dir/global_step4/bf16_zero_pp_rank_${r}_mp_rank_00_optim_states.pt"
+		: >"$dir/rng_state_$r.pth"
+	done
+}
+
+@test "resume preflight: a checkpoint saved by another data-parallel world size fails the step before launch, naming both sizes and the fix; the same size resumes" {
+	local shared=$BATS_FILE_TMPDIR/ws site=$DISTENV_CLUSTER_DIR/etc/distenv-site.yaml n
+	mkdir -p "$shared"
+	printf 'version: 1\nstorage:\n  - {path: %s, type: shared}\n' "$shared" >"$site"
+	chmod 0644 "$site"
+	plugstack_with_distenv "config=$site"
+	for n in 8 2 4; do
+		rm -rf "$shared/out"
+		fake_checkpoint "$shared/out" "$n"
+		rq_yaml ws.yaml "output_dir=$shared/out"
+		run srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=ws.yaml \
+			--distenv-resume=auto bash -c 'echo "RESUME=$DISTENV_LF_RESUME"'
+		echo "$output"
+		case $n in
+		8)
+			[ "$status" -ne 0 ]
+			grep -qE '^distenv: error: n[12]: node [01]: cannot resume from checkpoint-4: it was saved by a data-parallel world of at least 8 ranks \(global_step4 holds rank 7.s shards\), and this step has 4' <<<"$output"
+			grep -q 'ds_to_universal.py' <<<"$output"
+			refute grep -q '^RESUME=' <<<"$output"
+			;;
+		2)
+			[ "$status" -ne 0 ]
+			grep -qE '^distenv: error: n1: node 0: cannot resume from checkpoint-4: global_step4 holds the shards of ranks up to 1 only, and this step has 4 ranks' <<<"$output"
+			refute grep -q '^RESUME=' <<<"$output"
+			;;
+		4)
+			[ "$status" -eq 0 ]
+			[ "$(grep -c "^RESUME=$shared/out/checkpoint-4$" <<<"$output")" -eq 2 ]
+			;;
+		esac
+	done
+}

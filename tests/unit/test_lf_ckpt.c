@@ -386,6 +386,35 @@ static void test_prepare(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Node 0's disk: checkpoint-8 written by a run of 4 nodes (ranks 0-7,
+ * say copied here whole), checkpoint-4 by this run's 2 nodes: the newer
+ * one is skipped for its world size, said with the sizes, and the
+ * older one chosen. */
+static void test_other_world_size_skipped(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = node_in(0);
+	struct lf_ckpt_choice ch;
+	char text[2048];
+	int node;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	for (node = 0; node < 4; node++)
+		ckpt(&t, 8, node, -1);
+	ckpt(&t, 4, 0, -1);
+	assert_int_equal(lf_ckpt_choose(&t.ls, &in, NULL, NULL, &ch), 0);
+	assert_int_equal(ch.found, 1);
+	assert_string_equal(ch.chosen, "checkpoint-4");
+	lf_ckpt_describe(&ch, text, sizeof(text));
+	assert_non_null(strstr(text, "; skipped checkpoint-8: cannot resume "
+				     "from checkpoint-8: it was saved by a "
+				     "data-parallel world of at least 8 "
+				     "ranks"));
+	assert_null(strstr(text, "partial"));
+	tree_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_numeric_order),
 		cmocka_unit_test(test_none_complete),
 		cmocka_unit_test(test_latest_tag),
+		cmocka_unit_test(test_other_world_size_skipped),
 		cmocka_unit_test(test_many_skipped),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_on_disk),

@@ -83,7 +83,7 @@ static void node_tree(struct tree *t, unsigned node, int save_on_each_node)
 static struct lf_resume_input input(unsigned node)
 {
 	struct lf_resume_input in = {"checkpoint-500", "global_step500", node,
-				     2, 4, 3, 0};
+				     2, 4, 3, 0, 0};
 
 	return in;
 }
@@ -279,6 +279,72 @@ static void last_checkpoint_by_number(void **state)
 	assert_int_equal(lf_last_checkpoint(&ls, name, sizeof(name)), 0);
 }
 
+/* ranks first..last's ZeRO-3 shards and rng states in checkpoint-500 */
+static void add_ranks(struct tree *t, unsigned first, unsigned last)
+{
+	unsigned r;
+
+	for (r = first; r <= last; r++) {
+		add(t, "checkpoint-500/global_step500/"
+		       "bf16_zero_pp_rank_%u_mp_rank_00_optim_states.pt", r);
+		add(t, "checkpoint-500/global_step500/"
+		       "zero_pp_rank_%u_mp_rank_00_model_states.pt", r);
+		add(t, "checkpoint-500/rng_state_%u.pth", r);
+	}
+}
+
+/* Saved by 4 nodes x 2 GPUs on shared storage, resumed on 2 x 2: every
+ * file node 0's ranks read is there, and DeepSpeed would still refuse
+ * the checkpoint after loading the model. */
+static void larger_world_refused(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = input(0);
+	struct distenv_error e;
+
+	(void)state;
+	node_tree(&t, 0, 0);
+	add_ranks(&t, 2, 7);
+	assert_int_equal(lf_resume_check(&t.ls, &in, NULL, &e), -1);
+	assert_string_equal(e.where, "node 0");
+	assert_string_equal(e.what, "cannot resume from checkpoint-500: it "
+		"was saved by a data-parallel world of at least 8 ranks "
+		"(global_step500 holds rank 7's shards), and this step has 4; "
+		"DeepSpeed would refuse it only after loading the model");
+	assert_non_null(strstr(e.fix, "node and GPU count that saved it"));
+	assert_non_null(strstr(e.fix, "ds_to_universal.py"));
+	/* node-local or shared alike */
+	in.shared = 1;
+	assert_int_equal(lf_resume_check(&t.ls, &in, NULL, &e), -1);
+	tree_free(&t);
+}
+
+/* Saved by 1 node x 2 GPUs on shared storage, resumed on 2 x 2: node 0
+ * has its files; the shards of ranks 2 and 3 are nowhere. On node-local
+ * storage the same listing is node 0's own disk, and says nothing. */
+static void smaller_world_refused_on_shared_storage(void **state)
+{
+	struct tree t;
+	struct lf_resume_input in = input(0);
+	struct distenv_error e;
+
+	(void)state;
+	node_tree(&t, 0, 0);
+	in.shared = 1;
+	assert_int_equal(lf_resume_check(&t.ls, &in, NULL, &e), -1);
+	assert_string_equal(e.what, "cannot resume from checkpoint-500: "
+		"global_step500 holds the shards of ranks up to 1 only, and "
+		"this step has 4 ranks: it was saved by a smaller "
+		"data-parallel world, or its save did not finish");
+	in.shared = 0;
+	assert_int_equal(lf_resume_check(&t.ls, &in, NULL, &e), 0);
+	/* the same world, every rank's files on the shared disk */
+	add_ranks(&t, 2, 3);
+	in.shared = 1;
+	assert_int_equal(lf_resume_check(&t.ls, &in, NULL, &e), 0);
+	tree_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +357,8 @@ int main(void)
 		cmocka_unit_test(node0_tree_seen_from_node1_lacks_its_shards),
 		cmocka_unit_test(zero2_needs_mp_rank_model_states),
 		cmocka_unit_test(last_checkpoint_by_number),
+		cmocka_unit_test(larger_world_refused),
+		cmocka_unit_test(smaller_world_refused_on_shared_storage),
 	};
 
 	return cmocka_run_group_tests_name("lf_resume", tests, NULL, NULL);
