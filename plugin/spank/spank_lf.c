@@ -240,13 +240,19 @@ static void lf_report(const struct lf_prepare_result *res, int rc, int show,
 			node, res->dec.restore_dir, res->dec.restore_tag);
 		fflush(stderr);
 	}
-	if (!rc && show) {
-		fprintf(stderr,
-			"distenv: %s: resolved copies in %s, under the "
-			"directory of %s\n",
-			node, res->dir,
-			lf_dir_source_text((enum lf_dir_source)
-						   res->dir_source));
+	if (!rc) {
+		const char *why = lf_dir_source_text((enum lf_dir_source)
+							     res->dir_source);
+
+		/* slurmd's log at debug, as the derived values */
+		slurm_debug("distenv: node %s: resolved copies in %s, under "
+			    "the directory of %s",
+			    node, res->dir, why);
+		if (show)
+			fprintf(stderr,
+				"distenv: %s: resolved copies in %s, under the "
+				"directory of %s\n",
+				node, res->dir, why);
 		fflush(stderr);
 	}
 	if (!rc && show && res->dec.have_plan)

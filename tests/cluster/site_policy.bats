@@ -352,15 +352,22 @@ with_site() {
 	grep -qF "srun: error: distenv: --distenv-lf-dir: 'out' is not an absolute path. Give an absolute directory" <<<"$output"
 }
 
-@test "at SlurmdDebug=debug, slurmd's log holds each task's derived values with their reasons" {
+@test "at SlurmdDebug=debug, slurmd's log holds each task's derived values with their reasons, and where the resolved copies went" {
 	plugstack_with_distenv
 	sed -i 's/^SlurmdDebug=.*/SlurmdDebug=debug/' "$SLURM_CONF"
 	scontrol reconfigure
 	sleep 2
 	run timeout 60 srun -N2 --distenv true
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" debug-dpo.yaml "output_dir=$BATS_FILE_TMPDIR/out"
+	lf_status=0
+	env -u TMPDIR timeout 60 srun -N2 --distenv --distenv-nproc=2 \
+		--distenv-lf-config=debug-dpo.yaml true || lf_status=$?
 	sed -i 's/^SlurmdDebug=.*/SlurmdDebug=info/' "$SLURM_CONF"
 	scontrol reconfigure
 	[ "$status" -eq 0 ]
+	[ "$lf_status" -eq 0 ]
+	# where the resolved copies went, and why
+	grep -qE "distenv: node n2: resolved copies in /tmp/distenv-[0-9]+-[0-9]+\.0-1, under the directory of the default /tmp \(TMPDIR is not set\)$" "$DISTENV_CLUSTER_DIR/log/slurmd-n2.log"
 	job=$(sed -n 's/.*distenv: job \([0-9]*\) step 0 node n2 task 1: NNODES=2 \[set\] SLURM_STEP_NUM_NODES: nodes in the step$/\1/p' "$DISTENV_CLUSTER_DIR/log/slurmd-n2.log" | tail -n 1)
 	[ -n "$job" ]
 	grep -qF "distenv: job $job step 0 node n2 task 1: NODE_RANK=1 [set] SLURM_NODEID" "$DISTENV_CLUSTER_DIR/log/slurmd-n2.log"
