@@ -6,6 +6,15 @@
 
 #define BLANKS " \t\n\r\v\f"
 
+/*
+ * LLaMA-Factory 0.9.3-0.9.5's launcher.py joins the arguments of
+ * `llamafactory-cli train` into torchrun's command line with spaces and
+ * splits it again on whitespace (str.split), so a config path holding a
+ * space or a tab reaches the trainers as two arguments and the run stops.
+ * A TMPDIR with whitespace in it is passed over for /tmp (and the copy's
+ * header says so, lf_prepare.c); --distenv-lf-dir and lf_dir: refuse
+ * blanks outright (distenv_parse_lf_dir).
+ */
 const char *lf_resolved_base(const char *tmpdir)
 {
 	if (!tmpdir || !tmpdir[0] || tmpdir[strcspn(tmpdir, BLANKS)])

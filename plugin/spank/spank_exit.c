@@ -7,12 +7,11 @@
  * per step.
  *
  * The directory is the user's, under a directory the user may have
- * chosen, so root
- * never touches it: a child process drops to the job's uid and gid
- * (setgroups/setresgid/setresuid, as slurmstepd does before exec), opens
- * the directory with O_NOFOLLOW | O_DIRECTORY, checks that it is the
- * user's own, removes the regular files in it with unlinkat(2) and then
- * the directory. Nothing else is removed, and nothing is reported: a
+ * chosen, so root never touches it: a child process drops to the job's
+ * uid and gid (setgroups/setresgid/setresuid, as slurmstepd does before
+ * exec), opens the directory with O_NOFOLLOW | O_DIRECTORY, checks that
+ * it is the user's own, removes the regular files in it with unlinkat(2)
+ * and then the directory. Nothing else is removed, and nothing is reported: a
  * directory that is gone or not as expected is left as it is.
  */
 #define _GNU_SOURCE /* setresuid, setresgid */

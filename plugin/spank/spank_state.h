@@ -26,7 +26,8 @@ struct distenv_plugin_state {
 	/* The LLaMA-Factory options (lf_request_set) as lf_prepare takes
 	 * them. Slurm's optarg does not outlive the callback, so the
 	 * request's strings point into this state: config at
-	 * req.lf_config, resume_path at lf_resume_path. check is also
+	 * req.lf_config, dir at req.lf_dir, resume_path at
+	 * lf_resume_path. check is also
 	 * req.check, which the core's derivation reads. */
 	struct lf_prepare_request lf;
 	char lf_resume_path[DISTENV_LF_PATH_MAX]; /* --distenv-resume=PATH */
