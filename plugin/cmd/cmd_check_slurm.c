@@ -402,6 +402,11 @@ static void check_order(struct found *f)
 	       "environment replaces distenv's values of the names it sets; "
 	       "jobs can run `distenv check-env` first in the container\n",
 	       f->container);
+	/* enroot 4.1.2, conf/mounts/10-system.fstab: a tmpfs at /tmp */
+	printf("container plugin: enroot gives the container a fresh /tmp, "
+	       "so --distenv-lf-config's resolved YAML is seen inside only "
+	       "under a directory it mounts at the same path: set lf_dir: in "
+	       "the site file, or users give --distenv-lf-dir\n");
 }
 
 int distenv_check_slurm_conf(const char *path)

@@ -294,4 +294,5 @@ put() {
 	[ "$status" -eq 0 ]
 	[ "$(grep -c 'is loaded before distenv' <<<"$output")" -eq 0 ]
 	grep -qxF "container plugin: /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so ($d/plugstack.conf.d/a-pyxis.conf:1), after distenv: the image's environment replaces distenv's values of the names it sets; jobs can run \`distenv check-env\` first in the container" <<<"$output"
+	grep -qxF "container plugin: enroot gives the container a fresh /tmp, so --distenv-lf-config's resolved YAML is seen inside only under a directory it mounts at the same path: set lf_dir: in the site file, or users give --distenv-lf-dir" <<<"$output"
 }
