@@ -248,12 +248,13 @@ static void lf_report(const struct lf_prepare_result *res, int rc, int show,
 		slurm_debug("distenv: node %s: resolved copies in %s, under "
 			    "the directory of %s",
 			    node, res->dir, why);
-		if (show)
+		if (show) {
 			fprintf(stderr,
 				"distenv: %s: resolved copies in %s, under the "
 				"directory of %s\n",
 				node, res->dir, why);
-		fflush(stderr);
+			fflush(stderr);
+		}
 	}
 	if (!rc && show && res->dec.have_plan)
 		print_plan(&res->dec, node);
