@@ -42,6 +42,7 @@ static void print_controls(const struct distenv_policy_file *f,
 {
 	char from[DISTENV_PARTITION_MAX + 16];
 	unsigned l = (p->set & DISTENV_POLICY_LOCKED) ? p->locked : 0;
+	char locked[64];
 
 	row("enabled",
 	    (p->set & DISTENV_POLICY_ENABLED) && !p->enabled ? "false" : "true",
@@ -50,12 +51,14 @@ static void print_controls(const struct distenv_policy_file *f,
 	    (p->set & DISTENV_POLICY_LF_FEATURES) && !p->lf_features ? "false" :
 								       "true",
 	    source(f, part, DISTENV_POLICY_LF_FEATURES, from, sizeof(from)));
-	row("locked",
-	    l == (DISTENV_SITE_LOCK_PORTS | DISTENV_SITE_LOCK_IFACES) ?
-		    "port_range, interfaces" :
-	    l == DISTENV_SITE_LOCK_PORTS  ? "port_range" :
-	    l == DISTENV_SITE_LOCK_IFACES ? "interfaces" :
-					    "(nothing)",
+	locked[0] = '\0';
+	if (l & DISTENV_SITE_LOCK_PORTS)
+		strcat(locked, ", port_range");
+	if (l & DISTENV_SITE_LOCK_IFACES)
+		strcat(locked, ", interfaces");
+	if (l & DISTENV_SITE_LOCK_LF_DIR)
+		strcat(locked, ", lf_dir");
+	row("locked", locked[0] ? locked + 2 : "(nothing)",
 	    source(f, part, DISTENV_POLICY_LOCKED, from, sizeof(from)));
 }
 
@@ -104,6 +107,8 @@ static void print_policy(const struct distenv_policy_file *f,
 	row("hca", v, source(f, part, DISTENV_POLICY_HCA, from, sizeof(from)));
 	row("topology_xml", p.topology_xml[0] ? p.topology_xml : "(native)",
 	    source(f, part, DISTENV_POLICY_TOPOLOGY_XML, from, sizeof(from)));
+	row("lf_dir", p.lf_dir[0] ? p.lf_dir : "(TMPDIR, else /tmp)",
+	    source(f, part, DISTENV_POLICY_LF_DIR, from, sizeof(from)));
 	if (p.n_env == 0)
 		row("env", "(none)", "-");
 	for (i = 0; i < p.n_env; i++) {

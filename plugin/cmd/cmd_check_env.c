@@ -89,8 +89,9 @@ static int check_lf_config(void)
 	return problem("DISTENV_LF_CONFIG",
 		       "mount the directory at the same path inside the "
 		       "container (ch-run -b, apptainer --bind, pyxis "
-		       "--container-mounts), or set TMPDIR to a directory "
-		       "mounted so",
+		       "--container-mounts), or have distenv write it in a "
+		       "directory mounted so (--distenv-lf-dir, the site "
+		       "file's lf_dir:, or TMPDIR)",
 		       what);
 }
 

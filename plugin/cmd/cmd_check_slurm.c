@@ -31,6 +31,7 @@
 
 #include "commands.h"
 #include "distenv_policy.h"
+#include "distenv_sys.h"
 #include "distenv_sys_file.h"
 
 #define LINE_MAX_ARGS 32
@@ -146,18 +147,6 @@ static int is_distenv(const char *plugin)
 	return strcmp(base ? base + 1 : plugin, "distenv.so") == 0;
 }
 
-/* A plugin that starts the task's container in its task_init: NVIDIA's
- * pyxis (spank_pyxis.so, README "Installation"). Whatever Slurm calls
- * after it in task_init runs in the container (pyxis_slurmstepd.c
- * setns()es the task into it; Slurm calls the plugins' task_init in
- * plugstack order, src/common/plugstack.c). */
-static int is_container_plugin(const char *plugin)
-{
-	const char *base = strrchr(plugin, '/');
-
-	return strcmp(base ? base + 1 : plugin, "spank_pyxis.so") == 0;
-}
-
 /* Note a container plugin's line, and whether it precedes distenv's. */
 static void note_container(struct found *f, const char *path, unsigned n,
 			   const char *plugin)
@@ -212,7 +201,11 @@ static void plugstack_file(struct found *f, const char *path, int depth)
 		if (strcmp(tok, "required") && strcmp(tok, "optional"))
 			continue;
 		tok = strtok_r(NULL, " \t", &s2);
-		if (tok && is_container_plugin(tok))
+		/* Whatever Slurm calls after such a plugin in task_init runs
+		 * in the container (pyxis_slurmstepd.c setns()es the task
+		 * into it; Slurm calls the plugins' task_init in plugstack
+		 * order, src/common/plugstack.c). */
+		if (tok && distenv_is_container_plugin(tok))
 			note_container(f, path, n, tok);
 		if (!tok || !is_distenv(tok))
 			continue;
@@ -282,6 +275,11 @@ static void check_paths(struct found *f, const struct distenv_policy *p,
 		     "%s: topology_xml %s is not a file on this host: jobs "
 		     "there get no NCCL_IB_HCA",
 		     scope, p->topology_xml);
+	if (p->lf_dir[0] && (stat(p->lf_dir, &st) || !S_ISDIR(st.st_mode)))
+		warn(f,
+		     "%s: lf_dir %s is not a directory on this host: "
+		     "--distenv-lf-config steps there fail",
+		     scope, p->lf_dir);
 	for (i = 0; i < p->n_storage; i++)
 		if (stat(p->storage[i].path, &st) || !S_ISDIR(st.st_mode))
 			warn(f,
@@ -404,6 +402,11 @@ static void check_order(struct found *f)
 	       "environment replaces distenv's values of the names it sets; "
 	       "jobs can run `distenv check-env` first in the container\n",
 	       f->container);
+	/* enroot 4.1.2, conf/mounts/10-system.fstab: a tmpfs at /tmp */
+	printf("container plugin: enroot gives the container a fresh /tmp, "
+	       "so --distenv-lf-config's resolved YAML is seen inside only "
+	       "under a directory it mounts at the same path: set lf_dir: in "
+	       "the site file, or users give --distenv-lf-dir\n");
 }
 
 int distenv_check_slurm_conf(const char *path)

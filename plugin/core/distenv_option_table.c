@@ -51,6 +51,12 @@ const struct distenv_option_row distenv_option_table[DISTENV_OPT_COUNT] = {
 				    "LLaMA-Factory training YAML: write a resolved copy per node "
 				    "(DISTENV_LF_CONFIG) and check the run before launch",
 				    DISTENV_PARSE_LF, 0 },
+	[DISTENV_OPT_LF_DIR] = { "distenv-lf-dir", "lf-dir", DISTENV_IN_PREPARE,
+				 1, "DIR",
+				 "Absolute directory for the resolved copies (default: the site's "
+				 "lf_dir, else TMPDIR, else /tmp); one a container mounts at the "
+				 "same path",
+				 DISTENV_PARSE_LF, 0 },
 	[DISTENV_OPT_STEP_NODES] = { NULL, "nodes", LF_ONLY, 1, "N",
 				     "Nodes of the step (plan: default 1; prepare: the step's)",
 				     DISTENV_PARSE_COMMAND, 0 },
@@ -75,8 +81,7 @@ const struct distenv_option_row distenv_option_table[DISTENV_OPT_COUNT] = {
 				       "Model size for the memory plan when config.json is not local, "
 				       "with its unit (70B, 7.6B)",
 				       DISTENV_PARSE_LF, 0 },
-	[DISTENV_OPT_ANSWER_TOKENS] = { NULL, "answer-tokens",
-					LF_ONLY, 1, "N", "Longest chosen or rejected answer in tokens (default 1024)",
+	[DISTENV_OPT_ANSWER_TOKENS] = { NULL, "answer-tokens", LF_ONLY, 1, "N", "Longest chosen or rejected answer in tokens (default 1024)",
 					DISTENV_PARSE_LF, 0 },
 	[DISTENV_OPT_OFFLOAD] = { "distenv-offload", "offload", LF_ONLY, 1,
 				  "none|cpu|auto",

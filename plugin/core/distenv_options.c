@@ -352,6 +352,15 @@ int distenv_site_check_request(const struct distenv_site *site,
 			"the site locks the interface rules for %s (%s: locked: "
 			"[interfaces]), so --distenv-ifname=%s is not taken",
 			scope, file, req->ifname);
+	if ((site->locked & DISTENV_SITE_LOCK_LF_DIR) && req->lf_dir[0])
+		return distenv_error_set(
+			err, "--distenv-lf-dir",
+			"leave --distenv-lf-dir out: the resolved copies go "
+			"under the site's lf_dir",
+			"the site locks the directory of the resolved copies "
+			"for %s (%s: locked: [lf_dir]), so --distenv-lf-dir=%s "
+			"is not taken",
+			scope, file, req->lf_dir);
 	return 0;
 }
 
@@ -391,4 +400,24 @@ int distenv_request_set(struct distenv_request *req, enum distenv_opt_id id,
 		return distenv_error_set(err, where, NULL,
 					 "not an option of the request");
 	}
+}
+
+int distenv_parse_lf_dir(const char *value, const char *where,
+			 struct distenv_error *err)
+{
+	if (!value || !value[0])
+		return distenv_error_set(err, where,
+					 "name the directory, e.g. "
+					 "/scratch/$USER/distenv",
+					 "no directory given");
+	if (distenv_option_text_check(value, where, err))
+		return -1;
+	if (value[0] != '/')
+		return distenv_error_set(
+			err, where,
+			"give an absolute directory that exists on every node "
+			"and that the job's container, if any, mounts at the "
+			"same path (e.g. beside output_dir)",
+			"'%s' is not an absolute path", value);
+	return 0;
 }

@@ -54,6 +54,9 @@ struct distenv_request {
 	char lf_config
 		[DISTENV_LF_PATH_MAX]; /* --distenv-lf-config, "" = none */
 	int check; /* enum distenv_check, 0 = warn */
+	/* --distenv-lf-dir, "" = none: kept here as lf_config is, and read
+	 * by the site's locked: rule */
+	char lf_dir[DISTENV_LF_PATH_MAX];
 	int mark_storage; /* --distenv-mark-storage */
 };
 
@@ -112,6 +115,7 @@ struct distenv_site {
 	char hca[DISTENV_IFSPEC_TEXT_MAX]; /* hca: list when FIXED */
 	char topology_xml
 		[DISTENV_SITE_PATH_MAX]; /* topology_xml:, "" = native */
+	char lf_dir[DISTENV_SITE_PATH_MAX]; /* lf_dir:, "" = none */
 	size_t n_vars; /* env: */
 	struct distenv_site_var vars[DISTENV_SITE_VARS_MAX];
 	/* Site controls (policy file): */
@@ -123,12 +127,13 @@ struct distenv_site {
 /* locked: in the site file: what users' options may not change. */
 #define DISTENV_SITE_LOCK_PORTS 0x1u /* port_range: --distenv-port */
 #define DISTENV_SITE_LOCK_IFACES 0x2u /* interfaces: --distenv-ifname */
+#define DISTENV_SITE_LOCK_LF_DIR 0x4u /* lf_dir: --distenv-lf-dir */
 
 /*
  * The site's controls against the request (the user's options): a step
  * on a partition with enabled: false, --distenv-lf-config where
- * lf_features: false, --distenv-port or --distenv-ifname where locked:
- * names port_range or interfaces. Pure. Errors name the option, the
+ * lf_features: false, --distenv-port, --distenv-ifname or
+ * --distenv-lf-dir where locked: names port_range, interfaces or lf_dir. Pure. Errors name the option, the
  * rule and its partition, and the fix (leave the option out, or ask the
  * admins).
  */
@@ -226,5 +231,15 @@ enum distenv_mode distenv_effective_mode(const struct distenv_site *site,
  */
 int distenv_option_text_check(const char *value, const char *where,
 			      struct distenv_error *err);
+
+/*
+ * --distenv-lf-dir=DIR and the site file's lf_dir: (plugin/lf/lf_dir.h):
+ * an absolute path that distenv_option_text_check accepts (no blank:
+ * LLaMA-Factory 0.9.3-0.9.5's launcher.py splits torchrun's command line
+ * on whitespace, so a path with one would reach the trainers as two
+ * arguments). Returns 0 or -1 with err naming where.
+ */
+int distenv_parse_lf_dir(const char *value, const char *where,
+			 struct distenv_error *err);
 
 #endif

@@ -79,50 +79,25 @@ static void add_change(struct lf_decision *dec, const char *text)
 			 "%s", text);
 }
 
-/*
- * The directory the resolved copies go under: $TMPDIR, else /tmp.
- * LLaMA-Factory 0.9.3-0.9.5's launcher.py joins the arguments of
- * `llamafactory-cli train` into torchrun's command line with spaces and
- * splits it again on whitespace (str.split), so a config path holding a
- * space or a tab reaches the trainers as two arguments and the run stops.
- * A TMPDIR with whitespace in it is passed over for /tmp, and the resolved
- * copy's header says so.
- */
-const char *lf_resolved_base(const char *tmpdir)
+/* The base folder (lf_dir.h), and a note in the copy's header when
+ * TMPDIR was passed over. */
+static const char *resolved_base(const struct lf_prepare_request *req,
+				 const char *tmpdir,
+				 struct lf_prepare_result *res)
 {
-	if (!tmpdir || !tmpdir[0] || tmpdir[strcspn(tmpdir, " \t\n\r\v\f")])
-		return "/tmp";
-	return tmpdir;
-}
+	struct lf_dir_choice c;
+	char text[sizeof(res->dec.changes[0])];
 
-void lf_resolved_dir(const char *base, unsigned uid, uint32_t job_id,
-		     uint32_t step_id, uint32_t node_id, uint32_t restart,
-		     char *buf, size_t len)
-{
-	size_t used;
-
-	snprintf(buf, len, "%s/distenv-%u-%u.%u-%u", base, uid, job_id, step_id,
-		 node_id);
-	used = strlen(buf);
-	if (restart && used < len)
-		snprintf(buf + used, len - used, "-r%u", restart);
-}
-
-/* lf_resolved_base, and a note in the copy's header when TMPDIR was
- * passed over. */
-static const char *resolved_base(const char *tmpdir, struct lf_decision *dec)
-{
-	const char *base = lf_resolved_base(tmpdir);
-	char text[sizeof(dec->changes[0])];
-
-	if (base == tmpdir || !tmpdir || !tmpdir[0])
-		return base;
+	lf_dir_choose(req->dir, req->site_dir, tmpdir, &c);
+	res->dir_source = (int) c.source;
+	if (c.source != LF_DIR_FROM_TMP_BLANK)
+		return c.base;
 	snprintf(text, sizeof(text),
 		 "written under /tmp, not TMPDIR=\"%s\": "
 		 "LLaMA-Factory splits torchrun's command line on whitespace",
 		 tmpdir);
-	add_change(dec, text);
-	return "/tmp";
+	add_change(&res->dec, text);
+	return c.base;
 }
 
 /*
@@ -168,16 +143,20 @@ static int choose_auto(const char *output_dir, struct lf_sys_listing *out_ls,
 
 static void header(const struct lf_prepare_request *req,
 		   const struct lf_prepare_facts *f,
-		   const struct lf_decision *dec, const char *ds_path,
-		   char *buf, size_t len)
+		   const struct lf_prepare_result *res, char *buf, size_t len)
 {
+	const struct lf_decision *dec = &res->dec;
+	const char *ds_path = res->ds_path;
 	size_t i, o;
 
 	o = (size_t) snprintf(buf, len,
 			      "Resolved by distenv from %s (job %u step %u, "
-			      "node %u of %u). The user's file is unchanged.\n",
+			      "node %u of %u). The user's file is unchanged.\n"
+			      "Written in %s, under the directory of %s.\n",
 			      req->config, f->job_id, f->step_id, f->node_id,
-			      f->nnodes);
+			      f->nnodes, res->dir,
+			      lf_dir_source_text((enum lf_dir_source)
+							 res->dir_source));
 	if (!dec->nchanges && o < len)
 		o += (size_t) snprintf(buf + o, len - o,
 				       "No value changed: every key is the "
@@ -477,7 +456,7 @@ static int prepare_render(const struct lf_prepare_request *req,
 	/* and the restart: a requeued job keeps its ID and counts its
 	 * steps from 0 again, and a node-local TMPDIR keeps the first
 	 * run's copy, which must not be taken for this run's. */
-	lf_resolved_dir(resolved_base(f->tmpdir, &res->dec),
+	lf_resolved_dir(resolved_base(req, f->tmpdir, res),
 			(unsigned) geteuid(), f->job_id, f->step_id, f->node_id,
 			f->restart_count, res->dir, sizeof(res->dir));
 	snprintf(res->config_path, sizeof(res->config_path),
@@ -513,7 +492,7 @@ static int prepare_render(const struct lf_prepare_request *req,
 			 res->resume_path);
 		add_change(&res->dec, head);
 	}
-	header(req, f, &res->dec, res->ds_path, head, sizeof(head));
+	header(req, f, res, head, sizeof(head));
 	if (lf_write_yaml(&st->yaml, edits, nedits, head, &res->yaml_text, &len,
 			  err))
 		return -1;

@@ -11,10 +11,11 @@
  * file system type), lists the checkpoint to resume from, decides
  * (lf_decide.h), writes the resolved copies and returns what to export.
  *
- * Where the resolved copies go: $TMPDIR (else /tmp) /
+ * Where the resolved copies go: BASE/
  * distenv-<uid>-<job>.<step>-<node index>[-r<restart>]/lf_config.yaml and
- * ds_config.json: a directory private to the user (0700), one per step
- * on each node (the node index keeps nodes apart even when TMPDIR is
+ * ds_config.json, BASE by lf_dir.h (--distenv-lf-dir, the site's lf_dir:,
+ * $TMPDIR, /tmp): a directory private to the user (0700), one per step
+ * on each node (the node index keeps nodes apart even when BASE is
  * shared), and at a path
  * every task of the node computes the same way. Only the writer (local
  * task 0) creates it; the node's other tasks wait for the file.
@@ -27,6 +28,7 @@
 
 #include "distenv_error.h"
 #include "lf_decide.h"
+#include "lf_dir.h"
 
 struct lf_prepare_request {
 	const char *config; /* --distenv-lf-config */
@@ -40,6 +42,10 @@ struct lf_prepare_request {
 	const char *storage_policy; /* site: "shared:/gpfs,local:/scratch" */
 	int resume; /* enum lf_resume_mode (lf_ckpt.h) */
 	const char *resume_path; /* LF_RESUME_PATH: the checkpoint */
+	/* The base folder of the copies (lf_dir.h), each checked by
+	 * distenv_parse_lf_dir (distenv_options.h); NULL: none. */
+	const char *dir; /* --distenv-lf-dir, --lf-dir */
+	const char *site_dir; /* the site file's lf_dir: */
 };
 
 enum lf_prepare_write {
@@ -69,6 +75,7 @@ struct lf_prepare_facts {
 
 struct lf_prepare_result {
 	char dir[PATH_MAX];
+	int dir_source; /* enum lf_dir_source: why dir's base */
 	char config_path[PATH_MAX]; /* DISTENV_LF_CONFIG */
 	char ds_path[PATH_MAX]; /* "" when the DeepSpeed config is kept */
 	char alloc_conf[512]; /* PYTORCH_CUDA_ALLOC_CONF to export */
@@ -96,22 +103,6 @@ int lf_prepare(const struct lf_prepare_request *req,
 	       struct lf_prepare_result *res, struct distenv_error *err);
 
 void lf_prepare_result_free(struct lf_prepare_result *res);
-
-/*
- * Where the resolved copies of a step go: lf_resolved_base(TMPDIR) is
- * TMPDIR, or /tmp when it is unset, empty or holds whitespace
- * (LLaMA-Factory's launcher splits torchrun's command line on
- * whitespace, src/llamafactory/launcher.py); lf_resolved_dir writes
- * BASE/distenv-<uid>-<job>.<step>-<node index>[-r<restart>] into buf:
- * one directory per step and node (a TMPDIR shared by the nodes must not
- * make them race), and per requeue (a requeued job keeps its id and
- * numbers its steps from 0 again). The plugin's exit callback removes
- * the same directory.
- */
-const char *lf_resolved_base(const char *tmpdir);
-void lf_resolved_dir(const char *base, unsigned uid, uint32_t job_id,
-		     uint32_t step_id, uint32_t node_id, uint32_t restart,
-		     char *buf, size_t len);
 
 /* The job's start: SLURM_RESTART_COUNT in env (sbatch(1), OUTPUT
  * ENVIRONMENT VARIABLES), 0 when unset or malformed. */

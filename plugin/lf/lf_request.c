@@ -2,6 +2,7 @@
 #include "lf_request.h"
 
 #include "distenv_env.h"
+#include "distenv_options.h"
 #include "lf_decide.h"
 #include "plan_model.h"
 
@@ -22,6 +23,11 @@ int lf_request_set(struct lf_prepare_request *req, int id, const char *value,
 	switch (id) {
 	case DISTENV_OPT_LF_CONFIG:
 		req->config = value;
+		return 0;
+	case DISTENV_OPT_LF_DIR:
+		if (distenv_parse_lf_dir(value, where, err))
+			return -1;
+		req->dir = value;
 		return 0;
 	case DISTENV_OPT_SAVE_ON_EACH_NODE:
 		return lf_parse_soen(value, where, &req->soen, err);

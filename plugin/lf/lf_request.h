@@ -28,8 +28,9 @@
  *                                              (80G, 1T; plan_parse_mem)
  *   answer-tokens      1 to 1048576            answer_tokens
  *   lf-config          the training YAML       config
+ *   lf-dir             an absolute directory   dir (distenv_parse_lf_dir)
  *   storage-policy     the site's list         storage_policy
- * The last two are taken as given: req points at value, which must
+ * lf-config, lf-dir and storage-policy are not copied: req points at value, which must
  * outlive req (the plugin passes its own copy of Slurm's optarg).
  *
  * where names the option as the user gave it ("--distenv-offload",

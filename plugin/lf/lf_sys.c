@@ -194,8 +194,8 @@ int lf_sys_private_dir(const char *dir, struct distenv_error *err)
 		return 0;
 	if (errno != EEXIST)
 		return distenv_error_set(err, dir,
-					 "set TMPDIR to a writable "
-					 "directory",
+					 "give --distenv-lf-dir (or TMPDIR) "
+					 "an existing, writable directory",
 					 "cannot create: %s", strerror(errno));
 	if (lstat(dir, &st) < 0)
 		return distenv_error_set(err, dir, NULL, "cannot stat: %s",
@@ -203,8 +203,9 @@ int lf_sys_private_dir(const char *dir, struct distenv_error *err)
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077))
 		return distenv_error_set(err, dir,
-					 "remove it, or set TMPDIR "
-					 "to another directory",
+					 "remove it, or give "
+					 "--distenv-lf-dir (or TMPDIR) "
+					 "another directory",
 					 "exists but is not a private "
 					 "directory of this user");
 	return 0;

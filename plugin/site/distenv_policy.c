@@ -91,6 +91,8 @@ int distenv_policy_effective(const struct distenv_policy_file *file,
 		out->n_storage = o->n_storage;
 		memcpy(out->storage, o->storage, sizeof(out->storage));
 	}
+	if (o->set & DISTENV_POLICY_LF_DIR)
+		memcpy(out->lf_dir, o->lf_dir, sizeof(out->lf_dir));
 	if (o->set & DISTENV_POLICY_ENABLED)
 		out->enabled = o->enabled;
 	if (o->set & DISTENV_POLICY_LF_FEATURES)
@@ -122,6 +124,7 @@ void distenv_policy_apply(const struct distenv_policy *policy,
 	site->hca_mode = p->hca_mode;
 	memcpy(site->hca, p->hca, sizeof(site->hca));
 	memcpy(site->topology_xml, p->topology_xml, sizeof(site->topology_xml));
+	memcpy(site->lf_dir, p->lf_dir, sizeof(site->lf_dir));
 	site->n_vars = p->n_env;
 	memcpy(site->vars, p->env, sizeof(site->vars));
 	site->disabled = (p->set & DISTENV_POLICY_ENABLED) && !p->enabled;

@@ -16,11 +16,14 @@
  *   topology_xml: /PATH         hwloc XML of the node type
  *   env: {NAME: VALUE, ...}     extra variables for the tasks
  *   storage: [{path: /PATH, type: shared|local}, ...]
+ *   lf_dir: /PATH               where --distenv-lf-config's resolved
+ *                               copies go (plugin/lf/lf_dir.h)
  *   enabled: true|false         false: distenv refused, even with
  *                               --distenv (a site default stays off)
  *   lf_features: true|false     false: --distenv-lf-config refused
- *   locked: [port_range, interfaces]  the user's --distenv-port /
- *                               --distenv-ifname refused
+ *   locked: [port_range, interfaces, lf_dir]  the user's
+ *                               --distenv-port / --distenv-ifname /
+ *                               --distenv-lf-dir refused
  *   partitions: {PARTITION: {any key above but version and partitions}}
  *
  * A partition's keys replace the top-level ones, except env:, which is
@@ -57,6 +60,7 @@
 #define DISTENV_POLICY_ENABLED 0x200u
 #define DISTENV_POLICY_LF_FEATURES 0x400u
 #define DISTENV_POLICY_LOCKED 0x800u
+#define DISTENV_POLICY_LF_DIR 0x1000u
 
 #define DISTENV_POLICY_MOUNTS_MAX 32
 #define DISTENV_POLICY_PARTITIONS_MAX 256
@@ -90,6 +94,7 @@ struct distenv_policy {
 	struct distenv_site_var env[DISTENV_SITE_VARS_MAX];
 	size_t n_storage;
 	struct distenv_policy_mount storage[DISTENV_POLICY_MOUNTS_MAX];
+	char lf_dir[DISTENV_SITE_PATH_MAX]; /* "" = none */
 	int enabled; /* enabled: (default true) */
 	int lf_features; /* lf_features: (default true) */
 	unsigned locked; /* locked: DISTENV_SITE_LOCK_* */

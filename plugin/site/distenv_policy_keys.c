@@ -185,6 +185,17 @@ static int h_topology_xml(struct distenv_policy_yaml *y,
 	return absolute_path(y, key, acc, pol->topology_xml);
 }
 
+static int h_lf_dir(struct distenv_policy_yaml *y, struct distenv_policy *pol,
+		    const char *key)
+{
+	const char *acc = "give the absolute path of a directory that every "
+			  "node has and that the jobs' containers mount at "
+			  "the same path, e.g. /scratch/distenv";
+
+	return checked_text(y, key, acc, pol->lf_dir, sizeof(pol->lf_dir),
+			    distenv_parse_lf_dir);
+}
+
 /* Variables the site may not set: distenv derives them per step (the
  * table of distenv_derived.h, with how a site steers each), torchrun owns
  * TORCHELASTIC_* (docs/contracts.md 3), Slurm owns SLURM_*, and PET_* and
@@ -406,7 +417,8 @@ static int h_lf_features(struct distenv_policy_yaml *y,
 static int h_locked(struct distenv_policy_yaml *y, struct distenv_policy *pol,
 		    const char *key)
 {
-	const char *acc = "write a YAML list of port_range, interfaces";
+	const char *acc = "write a YAML list of port_range, interfaces, "
+			  "lf_dir";
 	char name[32];
 
 	if (distenv_policy_yaml_next(y) ||
@@ -424,6 +436,8 @@ static int h_locked(struct distenv_policy_yaml *y, struct distenv_policy *pol,
 			pol->locked |= DISTENV_SITE_LOCK_PORTS;
 		else if (strcmp(name, "interfaces") == 0)
 			pol->locked |= DISTENV_SITE_LOCK_IFACES;
+		else if (strcmp(name, "lf_dir") == 0)
+			pol->locked |= DISTENV_SITE_LOCK_LF_DIR;
 		else
 			return distenv_policy_yaml_fail(
 				y, y->ev.start_mark, acc,
@@ -441,6 +455,7 @@ static const struct distenv_policy_key policy_keys[] = {
 	{ "topology_xml", DISTENV_POLICY_TOPOLOGY_XML, h_topology_xml },
 	{ "env", DISTENV_POLICY_ENV, h_env },
 	{ "storage", DISTENV_POLICY_STORAGE, h_storage },
+	{ "lf_dir", DISTENV_POLICY_LF_DIR, h_lf_dir },
 	{ "enabled", DISTENV_POLICY_ENABLED, h_enabled },
 	{ "lf_features", DISTENV_POLICY_LF_FEATURES, h_lf_features },
 	{ "locked", DISTENV_POLICY_LOCKED, h_locked },

@@ -2,15 +2,16 @@
  * spank_exit.c: slurmstepd, slurm_spank_exit, once per step per node
  * when the step ends (root): remove the directory of resolved copies
  * that --distenv-lf-config wrote for this step on this node
- * (lf_prepare.h, lf_resolved_dir), so that /tmp does not fill with one
+ * (lf_dir.h: under --distenv-lf-dir, the site's lf_dir:, TMPDIR or
+ * /tmp, chosen the same way here), so that /tmp does not fill with one
  * per step.
  *
- * The directory is the user's, under a TMPDIR the user chose, so root
- * never touches it: a child process drops to the job's uid and gid
- * (setgroups/setresgid/setresuid, as slurmstepd does before exec), opens
- * the directory with O_NOFOLLOW | O_DIRECTORY, checks that it is the
- * user's own, removes the regular files in it with unlinkat(2) and then
- * the directory. Nothing else is removed, and nothing is reported: a
+ * The directory is the user's, under a directory the user may have
+ * chosen, so root never touches it: a child process drops to the job's
+ * uid and gid (setgroups/setresgid/setresuid, as slurmstepd does before
+ * exec), opens the directory with O_NOFOLLOW | O_DIRECTORY, checks that
+ * it is the user's own, removes the regular files in it with unlinkat(2)
+ * and then the directory. Nothing else is removed, and nothing is reported: a
  * directory that is gone or not as expected is left as it is.
  */
 #define _GNU_SOURCE /* setresuid, setresgid */
@@ -63,6 +64,8 @@ int distenv_remote_exit(spank_t sp)
 	struct distenv_step_ids ids;
 	uint32_t restart = 0;
 	char tmpdir[4096] = "", count[16] = "", dir[4200];
+	char site_dir[DISTENV_SITE_PATH_MAX];
+	struct lf_dir_choice c;
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
@@ -79,8 +82,10 @@ int distenv_remote_exit(spank_t sp)
 		    ESPANK_SUCCESS &&
 	    distenv_parse_u32(count, 1000000, &restart))
 		restart = 0;
-	lf_resolved_dir(lf_resolved_base(tmpdir), (unsigned) uid, ids.job_id,
-			ids.step_id, ids.node_id, restart, dir, sizeof(dir));
+	distenv_lf_site_dir(sp, site_dir, sizeof(site_dir));
+	lf_dir_choose(r->lf_dir, site_dir, tmpdir, &c);
+	lf_resolved_dir(c.base, (unsigned) uid, ids.job_id, ids.step_id,
+			ids.node_id, restart, dir, sizeof(dir));
 	pid = fork();
 	if (pid == 0) {
 		remove_as_user(dir, uid, gid);

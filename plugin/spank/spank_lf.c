@@ -106,12 +106,40 @@ static void storage_policy(const char *const *env, char *buf, size_t len)
 	}
 }
 
+void distenv_lf_site_dir(spank_t sp, char *buf, size_t len)
+{
+	struct distenv_site site;
+
+	distenv_job_site(sp, &site);
+	snprintf(buf, len, "%s", site.lf_dir);
+}
+
 static int same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* A finding of the same on every node: under --distenv-check=strict
+ * the step's error (every task fails), else a warning the node's first
+ * task prints. */
+static int warn_or_fail(const struct distenv_error *e, const char *node,
+			int local_id, struct distenv_error *err)
+{
+	if (distenv_state.lf.check == LF_CHECK_STRICT) {
+		*err = *e;
+		return -1;
+	}
+	if (local_id == 0) {
+		char line[3 * DISTENV_ERROR_TEXT];
+
+		distenv_error_format(e, line, sizeof(line));
+		fprintf(stderr, "distenv: warning: %s: %s\n", node, line);
+		fflush(stderr);
+	}
+	return 0;
 }
 
 /* The step's command naming the original YAML (lf_argv.h): a warning,
@@ -139,18 +167,7 @@ static int check_argv(spank_t sp, const char *node, int local_id,
 			  "resolved copy distenv wrote (save_on_each_node, "
 			  "resume, offload) is not used",
 			  word);
-	if (r->check == LF_CHECK_STRICT) {
-		*err = e;
-		return -1;
-	}
-	if (local_id == 0) {
-		char line[3 * DISTENV_ERROR_TEXT];
-
-		distenv_error_format(&e, line, sizeof(line));
-		fprintf(stderr, "distenv: warning: %s: %s\n", node, line);
-		fflush(stderr);
-	}
-	return 0;
+	return warn_or_fail(&e, node, local_id, err);
 }
 
 /* 1 when NAME now holds a value: VALUE, or one that was already there */
@@ -223,8 +240,63 @@ static void lf_report(const struct lf_prepare_result *res, int rc, int show,
 			node, res->dec.restore_dir, res->dec.restore_tag);
 		fflush(stderr);
 	}
+	if (!rc) {
+		const char *why = lf_dir_source_text((enum lf_dir_source)
+							     res->dir_source);
+
+		/* slurmd's log at debug, as the derived values */
+		slurm_debug("distenv: node %s: resolved copies in %s, under "
+			    "the directory of %s",
+			    node, res->dir, why);
+		if (show) {
+			fprintf(stderr,
+				"distenv: %s: resolved copies in %s, under the "
+				"directory of %s\n",
+				node, res->dir, why);
+			fflush(stderr);
+		}
+	}
 	if (!rc && show && res->dec.have_plan)
 		print_plan(&res->dec, node);
+}
+
+/* A container plugin listed after distenv (pyxis) moves the task into
+ * its container after this task_init; enroot gives the container a
+ * fresh tmpfs at /tmp (enroot 4.1.2, conf/mounts/10-system.fstab), so
+ * copies written under the host's /tmp are not there. distenv cannot
+ * tell whether this step asked pyxis for a container (its options are
+ * pyxis's), so it says so: a warning, an error under
+ * --distenv-check=strict. A directory the user or the site chose
+ * (--distenv-lf-dir, lf_dir:) is taken as mounted: that is what it is
+ * for; only the defaults (TMPDIR, /tmp) are checked. */
+static int check_container_tmp(const struct lf_prepare_result *res,
+			       const char *node, int local_id,
+			       struct distenv_error *err)
+{
+	const struct lf_prepare_request *r = &distenv_state.lf;
+	char plugin[1024];
+	struct distenv_error e;
+
+	if (r->check == LF_CHECK_OFF || !lf_dir_under_tmp(res->dir) ||
+	    res->dir_source == LF_DIR_FROM_OPTION ||
+	    res->dir_source == LF_DIR_FROM_SITE ||
+	    !distenv_container_plugin_after((const void *) check_container_tmp,
+					    plugin, sizeof(plugin)))
+		return 0;
+	distenv_error_set(
+		&e, "--distenv-lf-dir",
+		"give --distenv-lf-dir=DIR a directory the container mounts "
+		"at the same path (pyxis: --container-mounts=DIR:DIR; e.g. "
+		"beside output_dir), or ask the admins for the site file's "
+		"lf_dir:",
+		"the resolved copy is %s/lf_config.yaml (the directory of %s), "
+		"and %s is loaded after distenv: if this step runs in a "
+		"pyxis container, enroot gives it a fresh /tmp and "
+		"DISTENV_LF_CONFIG names no file there",
+		res->dir,
+		lf_dir_source_text((enum lf_dir_source) res->dir_source),
+		plugin);
+	return warn_or_fail(&e, node, local_id, err);
 }
 
 /* Export what lf_prepare decided to the task's environment. Separate
@@ -270,7 +342,7 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	struct lf_prepare_request req = distenv_state.lf;
 	struct lf_prepare_facts f;
 	struct lf_prepare_result res;
-	char node[256], partner[256];
+	char node[256], partner[256], site_dir[DISTENV_SITE_PATH_MAX];
 	int local_id = 0, rc;
 	char env_path[DISTENV_LF_PATH_MAX];
 
@@ -283,6 +355,8 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	memset(&f, 0, sizeof(f));
 	storage_policy(env, storage, sizeof(storage));
 	req.storage_policy = storage[0] ? storage : NULL;
+	distenv_lf_site_dir(sp, site_dir, sizeof(site_dir));
+	req.site_dir = site_dir[0] ? site_dir : NULL;
 	read_node_name(sp, node, sizeof(node));
 	lf_node_facts(sp, env, &f, &local_id, node, partner, sizeof(partner));
 	/* No --distenv-resume: DISTENV_RESUME in the step's environment */
@@ -296,6 +370,8 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 		lf_report(&res, rc, r->show, node);
 	if (!rc)
 		rc = check_argv(sp, node, local_id, err);
+	if (!rc)
+		rc = check_container_tmp(&res, node, local_id, err);
 	if (!rc)
 		rc = lf_export(sp, &res, err);
 	lf_prepare_result_free(&res);

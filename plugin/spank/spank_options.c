@@ -71,6 +71,14 @@ static int set_lf(enum distenv_opt_id id, const char *optarg, const char *where,
 			return -1;
 		optarg = st->req.lf_config;
 		break;
+	case DISTENV_OPT_LF_DIR:
+		/* checked below, then kept: optarg does not outlive us */
+		rc = lf_request_set(&st->lf, id, optarg, where, err);
+		if (rc)
+			return rc;
+		snprintf(st->req.lf_dir, sizeof(st->req.lf_dir), "%s", optarg);
+		st->lf.dir = st->req.lf_dir;
+		return 0;
 	case DISTENV_OPT_RESUME:
 		st->lf.resume_path = st->lf_resume_path;
 		return lf_parse_resume(optarg, where, &st->lf.resume,

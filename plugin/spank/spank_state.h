@@ -26,7 +26,8 @@ struct distenv_plugin_state {
 	/* The LLaMA-Factory options (lf_request_set) as lf_prepare takes
 	 * them. Slurm's optarg does not outlive the callback, so the
 	 * request's strings point into this state: config at
-	 * req.lf_config, resume_path at lf_resume_path. check is also
+	 * req.lf_config, dir at req.lf_dir, resume_path at
+	 * lf_resume_path. check is also
 	 * req.check, which the core's derivation reads. */
 	struct lf_prepare_request lf;
 	char lf_resume_path[DISTENV_LF_PATH_MAX]; /* --distenv-resume=PATH */
@@ -82,6 +83,9 @@ int distenv_remote_user_init(spank_t sp);
  * user, after the derivation; -1 with err fails the step. */
 int distenv_lf_config_check(const char *path, struct distenv_error *err);
 int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err);
+/* The site file's lf_dir: for this job's partition (plugin/lf/lf_dir.h)
+ * into buf, "" when none; slurmstepd contexts (distenv_job_site). */
+void distenv_lf_site_dir(spank_t sp, char *buf, size_t len);
 /* --distenv-mark-storage in task_init (as the user): local task 0 writes
  * the node's storage mark (lf_prepare_mark_storage); nothing else of the
  * run preparation. */

@@ -108,6 +108,34 @@ struct distenv_root_id {
 void distenv_root_id(struct distenv_root_id *id);
 
 /*
+ * A plugin that moves the task into a container in its task_init:
+ * NVIDIA's pyxis, spank_pyxis.so (its README, "Installation"); path's
+ * base name is compared. 1 or 0.
+ */
+int distenv_is_container_plugin(const char *path);
+
+/*
+ * Of the shared objects names[0..n) in load order, the index of the first
+ * container plugin loaded after self (one of names), or -1: none, or self
+ * not among them. Pure.
+ */
+long distenv_container_after(const char *const *names, size_t n,
+			     const char *self);
+
+/*
+ * Whether Slurm loaded a container plugin after the object that holds
+ * the address self (distenv.so): its path into name (len bytes) and 1,
+ * else 0. Slurm loads the plugstack's plugins one line after the other
+ * (src/common/plugstack.c, _spank_stack_load: a plugin's line is read,
+ * its file dlopen(3)ed, then the next line), and the dynamic linker
+ * lists the loaded objects in load order (dl_iterate_phdr(3)), so
+ * "loaded after" is "listed after in plugstack.conf": its task_init then
+ * runs after distenv's, and the task it moves into its container sees
+ * what distenv wrote on the host only where the container mounts it.
+ */
+int distenv_container_plugin_after(const void *self, char *name, size_t len);
+
+/*
  * Wait until the reader of the pipe fd (a task's stderr, which
  * slurmstepd forwards to srun) has read every byte written to it, polling
  * FIONREAD (pipe(7)) every 5 ms for at most max_ms milliseconds; then

@@ -7,7 +7,11 @@
  *   srun --fake-pyxis=CONF ...        CONF: lines of
  *       image DIR                     the container's root file system
  *       env NAME=VALUE                the image's environment
- *       mount SRC DST                 --container-mounts=SRC:DST
+ *       mount SRC DST                 --container-mounts=SRC:DST (a DST
+ *                                     under /tmp is made in the fresh
+ *                                     tmpfs, as enroot makes a missing
+ *                                     mount point; any other must exist
+ *                                     in the image, which stays as it is)
  *       hook pytorch                  enroot's 50-slurm-pytorch.sh is on
  *
  * In slurm_spank_task_init, as pyxis does there for every task
@@ -33,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -127,6 +133,20 @@ static int pytorch_hook(spank_t sp, int image_addr, int image_port)
 	return rc;
 }
 
+/* mkdir -p path, for a mount point under the image's fresh /tmp. */
+static int make_dirs(char *path)
+{
+	char *p;
+
+	for (p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
+}
+
 /* A mount namespace of the task's own, rooted at image. */
 static int enter(const char *image, char mounts[][2][1024], int n)
 {
@@ -142,6 +162,8 @@ static int enter(const char *image, char mounts[][2][1024], int n)
 		return -1;
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s%s", image, mounts[i][1]);
+		if (!strncmp(mounts[i][1], "/tmp/", 5) && make_dirs(path))
+			return -1;
 		if (mount(mounts[i][0], path, NULL, MS_BIND | MS_REC, NULL))
 			return -1;
 	}

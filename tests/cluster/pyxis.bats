@@ -7,7 +7,8 @@
 # plugstack order: distenv first works, and `distenv check-env` names
 # what the image replaced; pyxis first fails the step at once, naming
 # the order and the fix, and leaves jobs that did not ask for distenv
-# alone.
+# alone. The resolved LLaMA-Factory YAML, written on the host, is seen
+# inside only under a directory the container mounts: --distenv-lf-dir.
 
 load helpers
 load lf_helpers
@@ -17,7 +18,9 @@ TINY="$TOP/tests/cluster/lf/tiny_model"
 
 setup_file() {
 	IMG=$("$TOP/contrib/containers/image.sh")
-	FAKE=$BATS_FILE_TMPDIR/fake_pyxis.so
+	# pyxis's file name: distenv knows it by that (spank_pyxis.so)
+	mkdir -p "$BATS_FILE_TMPDIR/plugin"
+	FAKE=$BATS_FILE_TMPDIR/plugin/spank_pyxis.so
 	gcc -Wall -Wextra -Werror -shared -fPIC -o "$FAKE" "$TOP/tests/cluster/fake_pyxis.c"
 	# the build's distenv command inside: the tree, and libslurm, the
 	# one library of its own the image lacks
@@ -120,4 +123,43 @@ pyxis_conf() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(grep -cE '^IN RANK=[01] image=12\.' <<<"$output")" -eq 2 ]
+}
+
+@test "pyxis after distenv, --distenv-lf-config: by default (/tmp) the resolved YAML is not in the container and every node warns at launch, strict fails before it; under --distenv-lf-dir, a directory the container mounts, DISTENV_LF_CONFIG and its deepspeed: file are read inside, and removed at the step's end" {
+	printf 'required %s\nrequired %s\n' "$PLUGIN" "$FAKE" >"$PLUGSTACK"
+	conf=$(pyxis_conf PYTORCH_VERSION=2.5.0)
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" dpo.yaml "output_dir=$BATS_FILE_TMPDIR/out"
+	# shellcheck disable=SC2016 # expanded in the container
+	look='ds=$(sed -n "s/^deepspeed: \"\([^\"]*\)\".*/\1/p" "$DISTENV_LF_CONFIG" 2>/dev/null); if test -r "$DISTENV_LF_CONFIG" && test -r "$ds"; then echo "FOUND $DISTENV_LF_CONFIG $ds"; else echo "MISSING $DISTENV_LF_CONFIG"; fi'
+	run env -u TMPDIR srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \
+		--distenv-offload=cpu --fake-pyxis="$conf" /bin/sh -c "$look"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE '^MISSING /tmp/distenv-[^ ]*/lf_config.yaml$' <<<"$output")" -eq 2 ]
+	[ "$(grep -c '^FOUND' <<<"$output")" -eq 0 ]
+	[ "$(grep -cE "^distenv: warning: n[12]: --distenv-lf-dir: the resolved copy is /tmp/distenv-[^ ]*/lf_config.yaml \(the directory of the default /tmp \(TMPDIR is not set\)\), and $FAKE is loaded after distenv: if this step runs in a pyxis container, enroot gives it a fresh /tmp and DISTENV_LF_CONFIG names no file there" <<<"$output")" -eq 2 ]
+	grep -qF 'Give --distenv-lf-dir=DIR a directory the container mounts at the same path (pyxis: --container-mounts=DIR:DIR; e.g. beside output_dir), or ask the admins for the site file' <<<"$output"
+	# strict: the step fails before the launch, on every node
+	run env -u TMPDIR timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \
+		--distenv-check=strict --fake-pyxis="$conf" echo TRAINING
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[ "$(grep -c '^TRAINING' <<<"$output")" -eq 0 ]
+	grep -qE "distenv: error: n[12]: --distenv-lf-dir: the resolved copy is /tmp/distenv-[^ ]*/lf_config.yaml" <<<"$output"
+	nodes_idle
+	# a directory the container mounts at the same path: both files there
+	dir=$BATS_FILE_TMPDIR/lfdir
+	mkdir -p "$dir"
+	echo "mount $dir $dir" >>"$conf"
+	run env -u TMPDIR srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \
+		--distenv-offload=cpu --distenv-lf-dir="$dir" --distenv-show --fake-pyxis="$conf" /bin/sh -c "$look"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE "^FOUND $dir/distenv-[0-9]+-[0-9]+\.0-([01])/lf_config.yaml $dir/distenv-[0-9]+-[0-9]+\.0-\1/ds_config.json$" <<<"$output")" -eq 2 ]
+	[ "$(grep -cE "^distenv: n[12]: resolved copies in $dir/distenv-[^ ]*, under the directory of --distenv-lf-dir$" <<<"$output")" -eq 2 ]
+	[ "$(grep -c 'fresh /tmp' <<<"$output")" -eq 0 ]
+	nodes_idle
+	# removed at the step's end, from the new place too
+	[ -z "$(ls -A "$dir")" ]
 }

@@ -9,6 +9,10 @@
 
 # shellcheck disable=SC2016 # the tasks expand $VARS in 'bash -c', not bats
 load helpers
+load lf_helpers
+
+# shellcheck disable=SC2034 # lf_helpers.bash's test_yaml reads it
+TINY="$TOP/tests/cluster/lf/tiny_model"
 
 # The second connected network: not one of the cluster's own subnets.
 DATA_NET=10.66.0
@@ -295,15 +299,75 @@ with_site() {
 	grep -qF "distenv: error: --distenv: distenv is turned off for partition debug ($f: enabled: false)" <<<"$output"
 }
 
-@test "at SlurmdDebug=debug, slurmd's log holds each task's derived values with their reasons" {
+@test "lf_dir: the resolved copies of --distenv-lf-config go under the partition's directory, --distenv-show says why, the user's --distenv-lf-dir wins unless locked, and the step's end removes them from there" {
+	site_dir=$BATS_FILE_TMPDIR/site-lf
+	user_dir=$BATS_FILE_TMPDIR/user-lf
+	mkdir -p "$site_dir" "$user_dir"
+	f=$(site_file lfdir.yaml <<-EOF
+	partitions:
+	  debug:
+	    lf_dir: $site_dir
+	EOF
+	)
+	with_site "$f"
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" site-dpo.yaml "output_dir=$BATS_FILE_TMPDIR/out"
+	run timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=site-dpo.yaml \
+		--distenv-show bash -c 'test -r "$DISTENV_LF_CONFIG" && echo "AT $DISTENV_LF_CONFIG"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE "^AT $site_dir/distenv-[0-9]+-[0-9]+\.0-[01]/lf_config.yaml$" <<<"$output")" -eq 2 ]
+	[ "$(grep -cE "^distenv: n[12]: resolved copies in $site_dir/distenv-[^ ]*, under the directory of the site file's lf_dir:$" <<<"$output")" -eq 2 ]
+	nodes_idle
+	[ -z "$(ls -A "$site_dir")" ]
+	# the user's option over the site's key
+	run timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=site-dpo.yaml \
+		--distenv-lf-dir="$user_dir" bash -c 'head -3 "$DISTENV_LF_CONFIG"; echo "AT $DISTENV_LF_CONFIG"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE "^AT $user_dir/distenv-[^ ]*/lf_config.yaml$" <<<"$output")" -eq 2 ]
+	[ "$(grep -cF ", under the directory of --distenv-lf-dir." <<<"$output")" -eq 2 ]
+	nodes_idle
+	[ -z "$(ls -A "$user_dir")" ]
+	[ -z "$(ls -A "$site_dir")" ]
+	# locked: the option is refused, naming the rule
+	f=$(site_file lfdir-locked.yaml <<-EOF
+	lf_dir: $site_dir
+	locked: [lf_dir]
+	EOF
+	)
+	with_site "$f"
+	run timeout 60 srun -N2 --distenv --distenv-lf-config=site-dpo.yaml \
+		--distenv-lf-dir="$user_dir" echo TRAINING
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$(grep -c '^TRAINING' <<<"$output")" -eq 0 ]
+	grep -qF "distenv: error: --distenv-lf-dir: the site locks the directory of the resolved copies for partition debug ($f: locked: [lf_dir]), so --distenv-lf-dir=$user_dir is not taken. Leave --distenv-lf-dir out" <<<"$output"
+	nodes_idle
+	[ -z "$(ls -A "$user_dir")" ]
+	# a relative --distenv-lf-dir fails srun at once
+	run timeout 60 srun -N1 --distenv --distenv-lf-config=site-dpo.yaml --distenv-lf-dir=out echo TRAINING
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$(grep -c '^TRAINING' <<<"$output")" -eq 0 ]
+	grep -qF "srun: error: distenv: --distenv-lf-dir: 'out' is not an absolute path. Give an absolute directory" <<<"$output"
+}
+
+@test "at SlurmdDebug=debug, slurmd's log holds each task's derived values with their reasons, and where the resolved copies went" {
 	plugstack_with_distenv
 	sed -i 's/^SlurmdDebug=.*/SlurmdDebug=debug/' "$SLURM_CONF"
 	scontrol reconfigure
 	sleep 2
 	run timeout 60 srun -N2 --distenv true
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" debug-dpo.yaml "output_dir=$BATS_FILE_TMPDIR/out"
+	lf_status=0
+	env -u TMPDIR timeout 60 srun -N2 --distenv --distenv-nproc=2 \
+		--distenv-lf-config=debug-dpo.yaml true || lf_status=$?
 	sed -i 's/^SlurmdDebug=.*/SlurmdDebug=info/' "$SLURM_CONF"
 	scontrol reconfigure
 	[ "$status" -eq 0 ]
+	[ "$lf_status" -eq 0 ]
+	# where the resolved copies went, and why
+	grep -qE "distenv: node n2: resolved copies in /tmp/distenv-[0-9]+-[0-9]+\.0-1, under the directory of the default /tmp \(TMPDIR is not set\)$" "$DISTENV_CLUSTER_DIR/log/slurmd-n2.log"
 	job=$(sed -n 's/.*distenv: job \([0-9]*\) step 0 node n2 task 1: NNODES=2 \[set\] SLURM_STEP_NUM_NODES: nodes in the step$/\1/p' "$DISTENV_CLUSTER_DIR/log/slurmd-n2.log" | tail -n 1)
 	[ -n "$job" ]
 	grep -qF "distenv: job $job step 0 node n2 task 1: NODE_RANK=1 [set] SLURM_NODEID" "$DISTENV_CLUSTER_DIR/log/slurmd-n2.log"

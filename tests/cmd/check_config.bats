@@ -37,11 +37,12 @@ put() {
 	[[ "${lines[5]}" =~ ^\ \ interfaces\ +\(any\)\ +default$ ]]
 	[[ "${lines[7]}" =~ ^\ \ master_name\ +\{host\}\ +top\ level$ ]]
 	[[ "${lines[8]}" =~ ^\ \ hca\ +auto\ +top\ level$ ]]
-	[[ "${lines[10]}" =~ ^\ \ env\ +\(none\) ]]
-	[[ "${lines[12]}" =~ ^\ \ enabled\ +true\ +top\ level$ ]]
-	[[ "${lines[13]}" =~ ^\ \ lf_features\ +true\ +top\ level$ ]]
-	[[ "${lines[14]}" =~ ^\ \ locked\ +\(nothing\)\ +top\ level$ ]]
-	[ "${#lines[@]}" -eq 15 ]
+	[[ "${lines[10]}" =~ ^\ \ lf_dir\ +\(TMPDIR,\ else\ /tmp\)\ +default$ ]]
+	[[ "${lines[11]}" =~ ^\ \ env\ +\(none\) ]]
+	[[ "${lines[13]}" =~ ^\ \ enabled\ +true\ +top\ level$ ]]
+	[[ "${lines[14]}" =~ ^\ \ lf_features\ +true\ +top\ level$ ]]
+	[[ "${lines[15]}" =~ ^\ \ locked\ +\(nothing\)\ +top\ level$ ]]
+	[ "${#lines[@]}" -eq 16 ]
 }
 
 @test "site controls: a partition switched off, LLaMA-Factory features off, and locked rules show with their source; a bad lock is named" {
@@ -62,10 +63,31 @@ put() {
 	printf 'locked: [ports]\n' >"$f"
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
 	[ "$status" -ne 0 ]
-	[ "$output" = "distenv: error: $f:1:10: locked: 'ports' cannot be locked. Write a YAML list of port_range, interfaces" ]
+	[ "$output" = "distenv: error: $f:1:10: locked: 'ports' cannot be locked. Write a YAML list of port_range, interfaces, lf_dir" ]
 	printf 'enabled: no\n' >"$f"
 	run "$DISTENV" check-config "$f" "${TRUST[@]}"
 	[[ "$output" == *"enabled: 'no' is not true or false. Accepted values: true, false" ]]
+}
+
+@test "lf_dir: the directory of the resolved copies shows per partition with its source, lf_dir can be locked, and a relative one is named with FILE:LINE:COL and the fix" {
+	f=$(put - lfdir.yaml <<-'EOF'
+	lf_dir: /scratch/distenv
+	partitions:
+	  ctr:
+	    lf_dir: /shared/distenv
+	    locked: [lf_dir]
+	EOF
+	)
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qE '^  lf_dir +/scratch/distenv +top level$' <<<"$output"
+	grep -qE '^  lf_dir +/shared/distenv +partition ctr$' <<<"$output"
+	grep -qE '^  locked +lf_dir +partition ctr$' <<<"$output"
+	printf 'partitions:\n  ctr:\n    lf_dir: out/distenv\n' >"$f"
+	run "$DISTENV" check-config "$f" "${TRUST[@]}"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: $f:3:13: lf_dir: 'out/distenv' is not an absolute path. Give an absolute directory that exists on every node and that the job's container, if any, mounts at the same path (e.g. beside output_dir)" ]]
 }
 
 @test "every commented example of the shipped file is valid too" {
@@ -272,4 +294,5 @@ put() {
 	[ "$status" -eq 0 ]
 	[ "$(grep -c 'is loaded before distenv' <<<"$output")" -eq 0 ]
 	grep -qxF "container plugin: /usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so ($d/plugstack.conf.d/a-pyxis.conf:1), after distenv: the image's environment replaces distenv's values of the names it sets; jobs can run \`distenv check-env\` first in the container" <<<"$output"
+	grep -qxF "container plugin: enroot gives the container a fresh /tmp, so --distenv-lf-config's resolved YAML is seen inside only under a directory it mounts at the same path: set lf_dir: in the site file, or users give --distenv-lf-dir" <<<"$output"
 }

@@ -47,7 +47,7 @@ print("%08x" % h)' "$1"
 	run --separate-stderr env -i "$SET" NNODES=2 MASTER_PORT=21007 DISTENV_LF_CONFIG=/nonexistent/distenv-0-1.0-0/lf_config.yaml "$DISTENV" check-env -- echo ran
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
-	[ "$stderr" = "distenv: error: DISTENV_LF_CONFIG: /nonexistent/distenv-0-1.0-0/lf_config.yaml: No such file or directory here: distenv wrote it where this container does not see it. Mount the directory at the same path inside the container (ch-run -b, apptainer --bind, pyxis --container-mounts), or set TMPDIR to a directory mounted so" ]
+	[ "$stderr" = "distenv: error: DISTENV_LF_CONFIG: /nonexistent/distenv-0-1.0-0/lf_config.yaml: No such file or directory here: distenv wrote it where this container does not see it. Mount the directory at the same path inside the container (ch-run -b, apptainer --bind, pyxis --container-mounts), or have distenv write it in a directory mounted so (--distenv-lf-dir, the site file's lf_dir:, or TMPDIR)" ]
 	# readable: the check passes
 	echo 'stage: dpo' >"$BATS_TEST_TMPDIR/lf_config.yaml"
 	run env -i "$SET" NNODES=2 MASTER_PORT=21007 DISTENV_LF_CONFIG="$BATS_TEST_TMPDIR/lf_config.yaml" "$DISTENV" check-env -- echo ran

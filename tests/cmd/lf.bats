@@ -249,6 +249,50 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 	rm -r "$d"
 }
 
+@test "prepare --lf-dir DIR: the copies go under DIR, not TMPDIR, the copy's deepspeed: too, and its header says which directory and why; a relative or blank DIR is refused naming the option and the fix" {
+	export SLURM_JOB_ID=79 SLURM_STEP_ID=2 SLURM_STEP_NUM_NODES=2
+	export SLURM_NODEID=1 SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=1
+	export SLURM_LOCALID=0 SLURM_STEP_TASKS_PER_NODE="1(x2)"
+	export SLURMD_NODENAME=localhost SLURM_STEP_NODELIST=localhost
+	export TMPDIR="$W/tmp"
+	mkdir -p "$TMPDIR" "$W/lfdir"
+	run --separate-stderr "$DISTENV" prepare --lf-config "$W/dpo.yaml" \
+		--lf-dir "$W/lfdir" --offload cpu --model-params 8B
+	[ "$status" -eq 0 ]
+	d="$W/lfdir/distenv-$(id -u)-79.2-1"
+	[ "${lines[0]}" = "export DISTENV_LF_CONFIG='$d/lf_config.yaml'" ]
+	[ "$(stat -c %a "$d")" = 700 ]
+	grep -q "^deepspeed: \"$d/ds_config.json\"  # ZeRO-3$" "$d/lf_config.yaml"
+	grep -q '"device": "cpu"' "$d/ds_config.json"
+	grep -qF "Written in $d, under the directory of --distenv-lf-dir." "$d/lf_config.yaml"
+	[ -z "$(ls -A "$TMPDIR")" ]
+	# without it: TMPDIR, and the header says so
+	run --separate-stderr "$DISTENV" prepare --lf-config "$W/dpo.yaml" \
+		--model-params 8B
+	[ "$status" -eq 0 ]
+	t="$TMPDIR/distenv-$(id -u)-79.2-1"
+	[ "${lines[0]}" = "export DISTENV_LF_CONFIG='$t/lf_config.yaml'" ]
+	grep -qF "Written in $t, under the directory of TMPDIR." "$t/lf_config.yaml"
+	# nor TMPDIR: /tmp, said so
+	SLURM_JOB_ID=80 run --separate-stderr env -u TMPDIR "$DISTENV" prepare \
+		--lf-config "$W/dpo.yaml" --model-params 8B
+	[ "$status" -eq 0 ]
+	u="/tmp/distenv-$(id -u)-80.2-1"
+	[ "${lines[0]}" = "export DISTENV_LF_CONFIG='$u/lf_config.yaml'" ]
+	grep -qF "Written in $u, under the directory of the default /tmp (TMPDIR is not set)." "$u/lf_config.yaml"
+	rm -r "$u"
+	run "$DISTENV" prepare --lf-config "$W/dpo.yaml" --lf-dir lfdir
+	[ "$status" -eq 2 ]
+	[ "$output" = "distenv: error: --lf-dir: 'lfdir' is not an absolute path. Give an absolute directory that exists on every node and that the job's container, if any, mounts at the same path (e.g. beside output_dir)" ]
+	run "$DISTENV" prepare --lf-config "$W/dpo.yaml" --lf-dir "$W/a b"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "distenv: error: --lf-dir: '$W/a b' has the character ' ' (0x20), which the shell treats specially"* ]]
+	# a DIR that does not exist: the step's folder cannot be made there
+	run "$DISTENV" prepare --lf-config "$W/dpo.yaml" --lf-dir "$W/none" --model-params 8B
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$W/none/distenv-$(id -u)-79.2-1: cannot create: No such file or directory. Give --distenv-lf-dir (or TMPDIR) an existing, writable directory"* ]]
+}
+
 @test "bad option values fail with the accepted values" {
 	run "$DISTENV" plan "$W/dpo.yaml" --offload nvme
 	[ "$status" -eq 2 ]

@@ -26,7 +26,7 @@ subcommands() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	# what was compared
-	[ "$("$TOP/tests/unit/plugin_options" | wc -l)" -eq 15 ]
+	[ "$("$TOP/tests/unit/plugin_options" | wc -l)" -eq 16 ]
 	[ "$(subcommands | tr '\n' ' ')" = "env show topo check-config check-env plan prepare " ]
 }
 

@@ -9,6 +9,7 @@
 
 #include "lf_ckpt.h"
 #include "lf_decide.h"
+#include "lf_dir.h"
 #include "lf_model.h"
 #include "lf_request.h"
 
@@ -62,6 +63,7 @@ static void strings_point_at_the_value(void **state)
 {
 	static const char yaml[] = "/home/u/dpo.yaml";
 	static const char policy[] = "shared:/gpfs,local:/scratch";
+	static const char dir[] = "/scratch/u/out";
 	struct lf_prepare_request req;
 	struct distenv_error err;
 
@@ -75,6 +77,98 @@ static void strings_point_at_the_value(void **state)
 					policy, "--storage-policy", &err),
 			 0);
 	assert_ptr_equal(req.storage_policy, policy);
+	assert_int_equal(lf_request_set(&req, DISTENV_OPT_LF_DIR, dir,
+					"--lf-dir", &err),
+			 0);
+	assert_ptr_equal(req.dir, dir);
+}
+
+/* --distenv-lf-dir / --lf-dir: an absolute path without blanks, or an
+ * error naming the option, and the field as it was. */
+static void lf_dir_must_be_absolute_and_plain(void **state)
+{
+	static const char *const bad[] = {
+		"",      "out/distenv",    "./x", "/scratch/my dir",
+		"/a\tb", "/scratch/$USER", NULL,
+	};
+	struct lf_prepare_request req;
+	struct distenv_error err;
+	size_t i;
+
+	(void) state;
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(lf_request_set(&req, DISTENV_OPT_LF_DIR, "out/x",
+					"--distenv-lf-dir", &err),
+			 -1);
+	assert_string_equal(err.where, "--distenv-lf-dir");
+	assert_string_equal(err.what, "'out/x' is not an absolute path");
+	assert_non_null(strstr(err.fix, "absolute directory"));
+	assert_null(req.dir);
+	for (i = 0; bad[i]; i++) {
+		assert_int_equal(lf_request_set(&req, DISTENV_OPT_LF_DIR,
+						bad[i], "--lf-dir", &err),
+				 -1);
+		assert_string_equal(err.where, "--lf-dir");
+		assert_null(req.dir);
+	}
+	assert_int_equal(lf_request_set(&req, DISTENV_OPT_LF_DIR, NULL,
+					"--lf-dir", &err),
+			 -1);
+	assert_string_equal(err.what, "no directory given");
+}
+
+/* The base folder of the copies: the option over the site's lf_dir:
+ * over TMPDIR over /tmp, and the reason for each. */
+static void lf_dir_choice_order(void **state)
+{
+	static const char opt[] = "/o", site[] = "/s", tmpdir[] = "/t";
+	struct lf_dir_choice c;
+
+	(void) state;
+	lf_dir_choose(opt, site, tmpdir, &c);
+	assert_ptr_equal(c.base, opt);
+	assert_int_equal(c.source, LF_DIR_FROM_OPTION);
+	assert_string_equal(lf_dir_source_text(c.source), "--distenv-lf-dir");
+	lf_dir_choose("", site, tmpdir, &c);
+	assert_ptr_equal(c.base, site);
+	assert_int_equal(c.source, LF_DIR_FROM_SITE);
+	assert_string_equal(lf_dir_source_text(c.source),
+			    "the site file's lf_dir:");
+	lf_dir_choose(NULL, NULL, tmpdir, &c);
+	assert_ptr_equal(c.base, tmpdir);
+	assert_int_equal(c.source, LF_DIR_FROM_TMPDIR);
+	assert_string_equal(lf_dir_source_text(c.source), "TMPDIR");
+	lf_dir_choose(NULL, "", NULL, &c);
+	assert_string_equal(c.base, "/tmp");
+	assert_int_equal(c.source, LF_DIR_FROM_TMP);
+	assert_string_equal(lf_dir_source_text(c.source),
+			    "the default /tmp (TMPDIR is not set)");
+	lf_dir_choose(NULL, NULL, "/t d", &c);
+	assert_string_equal(c.base, "/tmp");
+	assert_int_equal(c.source, LF_DIR_FROM_TMP_BLANK);
+	/* an option or site directory is taken even when TMPDIR is bad */
+	lf_dir_choose(NULL, site, "/t d", &c);
+	assert_ptr_equal(c.base, site);
+}
+
+/* Under /tmp or not: what a container's own /tmp hides. */
+static void lf_dir_under_tmp_only_tmp(void **state)
+{
+	char buf[256];
+
+	(void) state;
+	assert_true(lf_dir_under_tmp("/tmp"));
+	assert_true(lf_dir_under_tmp("/tmp/"));
+	assert_true(lf_dir_under_tmp("/tmp/distenv-0-1.0-0"));
+	assert_true(lf_dir_under_tmp("//tmp/x"));
+	assert_false(lf_dir_under_tmp("/tmpfs/x"));
+	assert_false(lf_dir_under_tmp("/var/tmp/x"));
+	assert_false(lf_dir_under_tmp("/scratch/tmp"));
+	/* the folder's name under the chosen base */
+	lf_resolved_dir("/s", 1000, 7, 2, 1, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "/s/distenv-1000-7.2-1");
+	lf_resolved_dir("/s", 1000, 7, 2, 1, 3, buf, sizeof(buf));
+	assert_string_equal(buf, "/s/distenv-1000-7.2-1-r3");
 }
 
 /* A bad value: the error the parser itself gives (what the plugin and
@@ -174,6 +268,7 @@ static void lf_rows_are_the_functions(void **state)
 {
 	static const char *const good[DISTENV_OPT_COUNT] = {
 		[DISTENV_OPT_LF_CONFIG] = "x.yaml",
+		[DISTENV_OPT_LF_DIR] = "/scratch/u",
 		[DISTENV_OPT_GPU_MEM] = "80G",
 		[DISTENV_OPT_HOST_MEM] = "1T",
 		[DISTENV_OPT_MODEL_PARAMS] = "70B",
@@ -209,6 +304,9 @@ int main(void)
 		cmocka_unit_test(bad_values_give_the_parsers_errors),
 		cmocka_unit_test(other_ids_are_left_to_the_caller),
 		cmocka_unit_test(lf_rows_are_the_functions),
+		cmocka_unit_test(lf_dir_must_be_absolute_and_plain),
+		cmocka_unit_test(lf_dir_choice_order),
+		cmocka_unit_test(lf_dir_under_tmp_only_tmp),
 	};
 
 	return cmocka_run_group_tests_name("lf_request", tests, NULL, NULL);

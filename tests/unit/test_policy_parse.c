@@ -357,6 +357,67 @@ static void invalid_values(void **state)
 	      "partitions: gpu is given twice");
 }
 
+/* lf_dir: the directory of --distenv-lf-config's resolved copies: an
+ * absolute path the option would take too, per partition, into the
+ * site, and lockable against --distenv-lf-dir. */
+static void lf_dir_key(void **state)
+{
+	const char *env[] = { "SLURM_JOB_PARTITION=ctr", NULL };
+	struct distenv_request req;
+	struct distenv_site base, site;
+	struct distenv_policy p;
+
+	(void) state;
+	if (parse("lf_dir: /scratch/distenv\n"
+		  "partitions:\n"
+		  "  ctr:\n"
+		  "    lf_dir: /shared/distenv\n"
+		  "    locked: [lf_dir]\n"))
+		fail_msg("%s: %s", err.where, err.what);
+	assert_int_equal(file.global.set, DISTENV_POLICY_LF_DIR);
+	assert_string_equal(file.global.lf_dir, "/scratch/distenv");
+	assert_int_equal(distenv_policy_effective(&file, "ctr", &p), 1);
+	assert_string_equal(p.lf_dir, "/shared/distenv");
+	assert_int_equal(p.locked, DISTENV_SITE_LOCK_LF_DIR);
+	distenv_policy_effective(&file, "other", &p);
+	assert_string_equal(p.lf_dir, "/scratch/distenv");
+	assert_int_equal(p.locked, 0);
+
+	distenv_site_defaults(&base);
+	distenv_policy_site_for_env(&file, &base, env, &site);
+	assert_string_equal(site.lf_dir, "/shared/distenv");
+	distenv_policy_site_for_env(NULL, &base, env, &site);
+	assert_string_equal(site.lf_dir, "");
+
+	/* locked: the user's --distenv-lf-dir is refused, naming it */
+	distenv_policy_site_for_env(&file, &base, env, &site);
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(distenv_site_check_request(&site, &req, &err), 0);
+	snprintf(req.lf_dir, sizeof(req.lf_dir), "/home/u/x");
+	assert_int_equal(distenv_site_check_request(&site, &req, &err), -1);
+	assert_string_equal(err.where, "--distenv-lf-dir");
+	assert_non_null(strstr(err.what, "locked: [lf_dir]"));
+	assert_non_null(strstr(err.fix, "leave --distenv-lf-dir out"));
+	/* not locked at the top level: taken */
+	distenv_policy_site_for_env(&file, &base, NULL, &site);
+	assert_int_equal(distenv_site_check_request(&site, &req, &err), 0);
+	distenv_policy_file_free(&file);
+
+	fails("lf_dir: scratch/distenv\n", "t.yaml:1:9",
+	      "lf_dir: 'scratch/distenv' is not an absolute path");
+	assert_non_null(strstr(err.fix, "absolute directory"));
+	fails("lf_dir: \"/scratch/my dir\"\n", "t.yaml:1:9",
+	      "lf_dir: '/scratch/my dir' has the character ' ' (0x20), which "
+	      "the shell treats specially and no value of this option holds");
+	fails("lf_dir:\n", "t.yaml:1:8", "lf_dir: no value given");
+	fails("lf_dir: [/a]\n", "t.yaml:1:9",
+	      "lf_dir: expected a single value, found a list");
+	fails("locked: [lf_dirs]\n", "t.yaml:1:10",
+	      "locked: 'lf_dirs' cannot be locked");
+	assert_string_equal(
+		err.fix, "write a YAML list of port_range, interfaces, lf_dir");
+}
+
 static void env_names_and_values(void **state)
 {
 	(void)state;
@@ -492,6 +553,7 @@ int main(void)
 		cmocka_unit_test_teardown(unknown_keys, teardown),
 		cmocka_unit_test_teardown(wrong_types, teardown),
 		cmocka_unit_test_teardown(invalid_values, teardown),
+		cmocka_unit_test_teardown(lf_dir_key, teardown),
 		cmocka_unit_test_teardown(env_names_and_values, teardown),
 		cmocka_unit_test_teardown(env_derived_names, teardown),
 		cmocka_unit_test_teardown(duplicates_and_yaml_features, teardown),
