@@ -234,6 +234,7 @@ int distenv_derive(const struct distenv_site *site,
 		   const struct distenv_net *net, struct distenv_vars *vars,
 		   struct distenv_error *err)
 {
+	char master_name[DISTENV_HOST_MAX];
 	struct derivation d;
 	int rc;
 
@@ -253,8 +254,14 @@ int distenv_derive(const struct distenv_site *site,
 		return 0;
 	if (distenv_site_check_request(site, req, err))
 		return -1;
+	/* The name distenv resolves for the master when MASTER_ADDR is not
+	 * exported, for the fix of an exported one; the step's master host
+	 * when the site's rule does not fit. */
+	if (distenv_master_name_expand(site->master_name, step->master_host,
+				       master_name, sizeof(master_name), NULL))
+		master_name[0] = '\0';
 	if (check_torchrun_layout(&d) ||
-	    distenv_user_check(d.mode, step, net, err) ||
+	    distenv_user_check(d.mode, step, net, master_name, err) ||
 	    derive_choose_master(&d) || topo_prepare(&d))
 		return -1;
 	if (step->kind == DISTENV_STEP_BATCH)

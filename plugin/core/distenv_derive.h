@@ -73,6 +73,16 @@ int distenv_needs_net(const struct distenv_site *site,
 		      const struct distenv_step *step);
 
 /*
+ * Whether distenv_derive has a rule for this node's own addresses, which
+ * needs net even when distenv_needs_net() is false: MASTER_ADDR exported
+ * in a multi-node srun step, on a node other than the master's
+ * (distenv_user_check.h).
+ */
+int distenv_needs_own_addrs(const struct distenv_site *site,
+			    const struct distenv_request *req,
+			    const struct distenv_step *step);
+
+/*
  * The step's task layout as srun knows it before launch (spank(8):
  * slurm_spank_local_user_init, with S_JOB_TOTAL_TASK_COUNT and
  * S_JOB_NNODES): in torchrun and elastic mode torchrun starts the

@@ -94,6 +94,33 @@ setup() {
 	[[ "$output" =~ ^"distenv: error: node localhost: master host localhost: the name resolves only to the loopback address "(127\.0\.0\.1|::1)", which other nodes cannot reach. Map the name to the node's cluster address in /etc/hosts or DNS" ]]
 }
 
+# own_ipv4: this machine's first global IPv4 address (ip-address(8)).
+own_ipv4() {
+	ip -o -4 addr show scope global | awk '{ sub("/.*", "", $4); print $4; exit }'
+}
+
+@test "a node other than the master's refuses its own address as MASTER_ADDR, naming the master and the fix" {
+	# This machine is node index 1 of a 2-node step; node index 0,
+	# otherhost, hosts the store.
+	export SLURM_STEP_NUM_NODES=2 SLURM_STEP_NODELIST=otherhost,localhost SLURM_STEP_TASKS_PER_NODE='1(x2)'
+	export SLURM_NODEID=1 SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=1
+	own=$(own_ipv4)
+	[ -n "$own" ]
+	MASTER_ADDR=$own run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: MASTER_ADDR (exported): you exported MASTER_ADDR=$own, an address of this node (localhost, node index 1, on "*"), but the rendezvous store listens on otherhost (node index 0): this node would wait for a store of its own that nobody starts, and the rendezvous never forms. Unset it: distenv derives the address of otherhost (node index 0) for every node; or export that node's address, the same on every node" ]]
+	# With both interface variables exported too, distenv needs no
+	# other network fact, and still checks this one.
+	MASTER_ADDR=$own NCCL_SOCKET_IFNAME=lo GLOO_SOCKET_IFNAME=lo run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"you exported MASTER_ADDR=$own, an address of this node (localhost, node index 1"* ]]
+	# The same export on node index 0, which hosts the store, is right.
+	export SLURM_STEP_NODELIST=localhost,otherhost SLURM_NODEID=0 SLURM_PROCID=0
+	MASTER_ADDR=$own run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	grep -qx "export PET_MASTER_ADDR='$own'" <<<"$output"
+}
+
 @test "an interface that does not exist is named with the ones that do" {
 	run "$DISTENV" env --ifname =ens5
 	[ "$status" -eq 1 ]
