@@ -110,7 +110,9 @@ int distenv_check_step_layout(enum distenv_mode mode, uint32_t ntasks,
  * in it or in an exported NCCL_SOCKET_IFNAME (checked even without net);
  * in a multi-node srun step, an interface given for NCCL (the one NCCL
  * takes from the list: distenv_ifspec_nccl_takes) or for Gloo (each one)
- * that does not reach the master (distenv_master_reaches); with
+ * that does not reach the master (distenv_master_reaches); under
+ * --distenv-check=strict, any other interface such an NCCL list selects
+ * that distenv_iface_usable refuses (a warning in vars otherwise); with
  * step->topo, a site hca: list or an exported NCCL_IB_HCA that selects no
  * active HCA port of the node (distenv_hca.h); port range
  * exhausted; a malformed SLURM_STEP_RESV_PORTS. Possible problems are
