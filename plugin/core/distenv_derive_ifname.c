@@ -238,9 +238,7 @@ static void unusable_why(const struct derivation *d, const char *name,
 		return;
 	}
 	if (f && !distenv_ip_routable(&f->ip)) {
-		snprintf(buf, len,
-			 "NCCL takes %s's address %s, which is %s, and "
-			 "other nodes cannot reach it",
+		snprintf(buf, len, "NCCL takes %s's address %s, which is %s",
 			 name, distenv_ip_format(&f->ip, ip, sizeof(ip)),
 			 distenv_ip_is_loopback(&f->ip) ?
 				 "loopback" :

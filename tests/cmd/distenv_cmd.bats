@@ -121,6 +121,35 @@ own_ipv4() {
 	grep -qx "export PET_MASTER_ADDR='$own'" <<<"$output"
 }
 
+# in_netns CMD...: CMD in a network namespace of its own (unshare(1),
+# no root needed): v0 holds 10.200.0.2/24, its peer v1 an IPv6
+# link-local address only.
+in_netns() {
+	unshare -rn sh -c 'ip link set lo up &&
+		ip link add v0 type veth peer name v1 &&
+		ip link set v0 up && ip link set v1 up &&
+		ip addr add 10.200.0.2/24 dev v0 &&
+		ip -6 addr add fe80::5/64 dev v1 nodad &&
+		exec "$@"' sh "$@"
+}
+
+@test "an NCCL list whose later interface has an IPv6 link-local address only: a warning naming it and the usable ones" {
+	# This namespace is node index 0 of a 2-node step, the master at
+	# 10.200.0.2 on v0; NCCL's bootstrap takes v0, its socket transport
+	# v1 too.
+	export SLURM_STEP_NUM_NODES=2 SLURM_STEP_NODELIST=localhost,otherhost SLURM_STEP_TASKS_PER_NODE='1(x2)'
+	export SLURM_STEP_NUM_TASKS=2 MASTER_ADDR=10.200.0.2
+	NCCL_SOCKET_IFNAME='=v0,v1' run in_netns "$DISTENV" env
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ "distenv: warning: node localhost: NCCL_SOCKET_IFNAME (exported): you exported NCCL_SOCKET_IFNAME==v0,v1, which also selects v1, and NCCL takes v1's address fe80::"[0-9a-f:]+", which is IPv6 link-local (it needs the link's scope and crosses no router)" ]]
+	grep -qF "Export NCCL_SOCKET_IFNAME==v0 (the interfaces of the list that other nodes can reach), or unset it and let distenv derive it" <<<"$output"
+	grep -qx "export GLOO_SOCKET_IFNAME='v0'" <<<"$output"
+	# v0 alone: no word.
+	NCCL_SOCKET_IFNAME='=v0' run in_netns "$DISTENV" env
+	[ "$status" -eq 0 ]
+	! grep -q 'warning' <<<"$output" || false
+}
+
 @test "an interface that does not exist is named with the ones that do" {
 	run "$DISTENV" env --ifname =ens5
 	[ "$status" -eq 1 ]

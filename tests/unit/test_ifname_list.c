@@ -56,10 +56,9 @@ static int derive(struct world *w)
 #define LINK_LOCAL_WHAT                                                      \
 	"you exported NCCL_SOCKET_IFNAME==eth0,eth2, which also selects "    \
 	"eth2, and NCCL takes eth2's address fe80::2, which is IPv6 "        \
-	"link-local (it needs the link's scope and crosses no router), and " \
-	"other nodes cannot reach it: NCCL's socket transport uses every "   \
-	"interface the list selects, not only the first, and other nodes "   \
-	"cannot connect to that one"
+	"link-local (it needs the link's scope and crosses no router): "     \
+	"NCCL's socket transport uses every interface the list selects, "    \
+	"not only the first, and other nodes cannot connect to that one"
 #define LINK_LOCAL_FIX                                                   \
 	"export NCCL_SOCKET_IFNAME==eth0 (the interfaces of the list that " \
 	"other nodes can reach), or unset it and let distenv derive it"
