@@ -137,6 +137,29 @@ static int topo_prepare(struct derivation *d)
 	return 0;
 }
 
+/* A CUDA_VISIBLE_DEVICES that names GPUs the task does not have
+ * (distenv_gpus_check_visible): a warning, an error under
+ * --distenv-check=strict, nothing under off. Tasks only: the batch
+ * script's GPUs are not a step's. */
+static int check_task_gpus(struct derivation *d)
+{
+	struct distenv_error finding;
+
+	if (d->step->kind == DISTENV_STEP_BATCH ||
+	    d->req->check == DISTENV_CHECK_OFF)
+		return 0;
+	distenv_error_clear(&finding);
+	if (!distenv_gpus_check_visible(d->step->envp, d->step->step_gpus,
+					d->step->node_name, &finding))
+		return 0;
+	if (d->req->check == DISTENV_CHECK_STRICT) {
+		*d->err = finding;
+		return -1;
+	}
+	distenv_vars_warn(d->vars, &finding);
+	return 0;
+}
+
 static int derive_batch(struct derivation *d)
 {
 	if (derive_emit_u32(
@@ -262,8 +285,11 @@ int distenv_derive(const struct distenv_site *site,
 		master_name[0] = '\0';
 	if (check_torchrun_layout(&d) ||
 	    distenv_user_check(d.mode, step, net, master_name, err) ||
-	    derive_choose_master(&d) || topo_prepare(&d))
+	    derive_choose_master(&d) || topo_prepare(&d) ||
+	    check_task_gpus(&d)) {
+		free(d.topo);
 		return -1;
+	}
 	if (step->kind == DISTENV_STEP_BATCH)
 		rc = derive_batch(&d);
 	else if (d.mode == DISTENV_MODE_TORCHRUN ||

@@ -180,6 +180,23 @@ in_netns() {
 	[[ "$output" == "distenv: error: node localhost: NCCL_IB_HCA (exported): 'mlx5_9' selects no active port of this node's HCAs"* ]]
 }
 
+@test "a CUDA_VISIBLE_DEVICES naming GPUs the task lacks: a warning with the task's GPUs in both numberings; Slurm's values pass" {
+	# The step holds GPUs 4 and 5 of the node; a recipe's 0,1,2,3.
+	export SLURM_GPUS_ON_NODE=2 SLURM_STEP_GPUS=4,5
+	CUDA_VISIBLE_DEVICES=0,1,2,3 run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	grep -qxF "distenv: warning: node localhost: CUDA_VISIBLE_DEVICES (exported): you exported CUDA_VISIBLE_DEVICES=0,1,2,3 (Slurm never sets such a value): device 2 is not one of this task's GPUs, 4,5 (SLURM_STEP_GPUS); CUDA shows only the devices listed before the first index it cannot use, so the task sees fewer GPUs than the list names, or none. Unset it (Slurm sets it for each task), or name the task's GPUs: 0,1 (CUDA's numbering when Slurm constrains the devices, ConstrainDevices=yes) or 4,5 (their global indices otherwise)" <<<"$output"
+	grep -qx "export NPROC_PER_NODE='2'" <<<"$output"
+	# What Slurm sets: the global indices, or 0 to n-1 under
+	# ConstrainDevices.
+	CUDA_VISIBLE_DEVICES=4,5 run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	! grep -q 'warning' <<<"$output" || false
+	CUDA_VISIBLE_DEVICES=0,1 run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	! grep -q 'warning' <<<"$output" || false
+}
+
 @test "Gloo is given NCCL's syntax or an address: refused before launch" {
 	GLOO_SOCKET_IFNAME='^lo,docker' run "$DISTENV" env
 	[ "$status" -eq 1 ]
