@@ -490,7 +490,7 @@ EOF
 	[ ! -e "/tmp/distenv-0-$id.1-0" ]
 	[ ! -e "/tmp/distenv-0-$id.1-1" ]
 	# shellcheck disable=SC2016 # expanded by the task
-	TMPDIR="$LOCAL/tmp dir" srun -N1 -w n1 --distenv --distenv-lf-config="$BATS_FILE_TMPDIR/lora.yaml" \
+	TMPDIR="$LOCAL/tmp dir" srun -N1 -w n1 --distenv --distenv-nproc=2 --distenv-lf-config="$BATS_FILE_TMPDIR/lora.yaml" \
 		bash -c 'cat "$DISTENV_LF_CONFIG"' >resolved.yaml
 	grep -qF "written under /tmp, not TMPDIR=\"$LOCAL/tmp dir\"" resolved.yaml
 	trainer_log n1 "$LOCAL/lora" >lora.losses
