@@ -210,8 +210,8 @@ static long long batch_job_end(spank_t sp, char **envp, int batch)
  * listed after distenv then copies the image's environment over it in
  * its own task_init (NVIDIA/pyxis v0.24.0, pyxis_slurmstepd.c: the
  * image's variables with overwrite, RANK and LOCAL_RANK for PyTorch
- * images; enroot 4.1's 50-slurm-pytorch.sh hook: MASTER_ADDR and
- * MASTER_PORT). distenv cannot see that happen, so the show says where
+ * images; enroot 4.1's 50-slurm-pytorch.sh hook: MASTER_ADDR,
+ * MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK; docs/pyxis-enroot-run.md). distenv cannot see that happen, so the show says where
  * it may and how to check it inside the container. */
 static void show_container_note(const struct distenv_step *step)
 {
@@ -224,7 +224,8 @@ static void show_container_note(const struct distenv_step *step)
 		"distenv: %s:   note: %s is loaded after distenv: in its "
 		"container the image's environment replaces any of these "
 		"values it sets (pyxis: RANK and LOCAL_RANK for PyTorch "
-		"images; enroot's PyTorch hook: MASTER_ADDR, MASTER_PORT). "
+		"images; enroot's PyTorch hook: MASTER_ADDR, MASTER_PORT, "
+		"WORLD_SIZE, RANK, LOCAL_RANK). "
 		"Run `distenv check-env --` first in the container to stop "
 		"on a replaced value, or keep them with "
 		"--container-env=NAME,...\n",
