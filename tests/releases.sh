@@ -55,7 +55,7 @@ all | cluster | no-cluster) ;;
 	exit 2
 	;;
 esac
-packages=slurmd,slurmctld,slurm-client,munge,libslurm-dev,libhwloc-dev,libyaml-dev,gcc,make,autoconf,automake,libtool,pkg-config,bats,libcmocka-dev,python3,python3-yaml,iproute2,procps,shellcheck,python3-torch,debhelper,build-essential
+packages=slurmd,slurmctld,slurm-client,munge,nftables,libslurm-dev,libhwloc-dev,libyaml-dev,gcc,make,autoconf,automake,libtool,pkg-config,bats,libcmocka-dev,python3,python3-yaml,iproute2,procps,shellcheck,python3-torch,debhelper,build-essential
 
 # suite_of RELEASE: the Debian suite that carries it
 suite_of() {
