@@ -48,17 +48,6 @@ ephemeral_of() {
 	ip netns exec "$CLUSTER_NS$1" cat /proc/sys/net/ipv4/ip_local_port_range | awk '{ print $1 "-" $2 }'
 }
 
-# timed CMD...: run CMD (bats `run`) and set $elapsed_ms.
-timed() {
-	local t0 t1
-	t0=$(date +%s%N)
-	run "$@"
-	t1=$(date +%s%N)
-	elapsed_ms=$(((t1 - t0) / 1000000))
-	echo "elapsed: ${elapsed_ms} ms, status $status" >&2
-	echo "# $BATS_TEST_NUMBER: step ended in ${elapsed_ms} ms, exit $status" >&3
-}
-
 @test "nftables is installed (the rules of the tests below)" {
 	command -v nft
 }
