@@ -23,7 +23,7 @@
  *   job, step and node index (distenv_rehearsal_ring_port; the next
  *   candidate when one is taken), and connects to its neighbour in the
  *   ring (node index + 1, the last to the first), trying the neighbour's
- *   candidates; both sides greet with job, step and node, so a foreign
+ *   candidates; both ends say job, step and node, so a foreign
  *   listener on a candidate port is told apart;
  * - every node waits at most the timeout from its own start (5 s,
  *   DISTENV_REHEARSAL_TIMEOUT), however many nodes are missing; the
@@ -121,8 +121,10 @@ int distenv_rehearsal_plan(const struct distenv_step *step,
  * The protocol, one line each way, ASCII:
  *   "distenv-checkin JOB STEP NODE\n"  a node to the master
  *   "distenv-ok JOB STEP NODE\n"       the master's answer (its node)
- *   "distenv-ring JOB STEP NODE\n"     both ends of a ring connection,
- *                                      the listener first
+ *   "distenv-ring JOB STEP NODE\n"     both ends of a ring connection:
+ *                                      the connecting node first, the
+ *                                      listener answers its previous
+ *                                      node only
  * distenv_rehearsal_line writes one into buf (>= LINE_MAX bytes);
  * distenv_rehearsal_line_parse reads one (the newline optional) of the
  * given kind for job.step and returns 0 with its node, or -1: another

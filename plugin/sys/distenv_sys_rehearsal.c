@@ -9,13 +9,15 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
-#define RETRY_MS 20 /* after a refused connect: the peer may be late */
+#define RETRY_MS 5 /* after a refused connect: the peer may be late */
 #define RING_RETRY_MS RETRY_MS /* the ring: another candidate */
-#define LINE_WAIT_MS 200 /* an accepted peer's line */
+#define LINE_WAIT_MS 1000 /* an accepted peer's line */
+#define PEERS_MAX \
+	16 /* accepted connections read at once; the listen
+		      * backlog holds the others */
 
 /* One outgoing connection. */
 struct conn {
@@ -24,6 +26,14 @@ struct conn {
 	long retry_at; /* ms: when to connect again (fd -1) */
 	char buf[DISTENV_REHEARSAL_LINE_MAX];
 	size_t used;
+};
+
+/* An accepted connection, read without blocking: a node that is slow
+ * to send its line never holds up the others. */
+struct peer {
+	struct conn c;
+	int ring; /* accepted on the ring port (else the check-in port) */
+	long until; /* ms: closed unanswered after this */
 };
 
 static long now_ms(void)
@@ -54,14 +64,6 @@ static socklen_t to_sockaddr(const struct distenv_ip *ip, uint16_t port,
 		memcpy(&s4->sin_addr, ip->bytes, 4);
 		return sizeof(*s4);
 	}
-}
-
-static void set_timeouts(int fd, int ms)
-{
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 /* A non-blocking listener on every address of family (the wildcard,
@@ -147,72 +149,9 @@ static int conn_read_line(struct conn *c)
 	return c->used + 1 >= sizeof(c->buf) ? -1 : 0;
 }
 
-/* A blocking line from an accepted fd, at most LINE_WAIT_MS. */
-static int read_line(int fd, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	while (used + 1 < len) {
-		ssize_t n = recv(fd, buf + used, len - 1 - used, 0);
-
-		if (n <= 0)
-			return -1;
-		used += (size_t) n;
-		buf[used] = '\0';
-		if (strchr(buf, '\n'))
-			return 0;
-	}
-	return -1;
-}
-
 static void send_line(int fd, const char *line)
 {
 	(void) !send(fd, line, strlen(line), MSG_NOSIGNAL);
-}
-
-/* The master: one node's check-in, answered. */
-static void take_checkin(const struct distenv_rehearsal_plan *p, int lfd,
-			 struct distenv_rehearsal_result *res)
-{
-	char line[DISTENV_REHEARSAL_LINE_MAX];
-	uint32_t node;
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	set_timeouts(fd, LINE_WAIT_MS);
-	if (read_line(fd, line, sizeof(line)) == 0 &&
-	    distenv_rehearsal_line_parse(line, "checkin", p->job_id, p->step_id,
-					 &node) == 0 &&
-	    node < p->nnodes) {
-		res->seen[node] = 1;
-		distenv_rehearsal_line(line, sizeof(line), "ok", p->job_id,
-				       p->step_id, p->node_id);
-		send_line(fd, line);
-	}
-	close(fd);
-}
-
-/* This node's ring port: greet, then hear who it is. */
-static void take_ring(const struct distenv_rehearsal_plan *p, int lfd,
-		      struct distenv_rehearsal_result *res)
-{
-	char line[DISTENV_REHEARSAL_LINE_MAX];
-	uint32_t node;
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	set_timeouts(fd, LINE_WAIT_MS);
-	distenv_rehearsal_line(line, sizeof(line), "ring", p->job_id,
-			       p->step_id, p->node_id);
-	send_line(fd, line);
-	if (read_line(fd, line, sizeof(line)) == 0 &&
-	    distenv_rehearsal_line_parse(line, "ring", p->job_id, p->step_id,
-					 &node) == 0 &&
-	    node == p->prev_node_id)
-		res->prev_ok = 1;
-	close(fd);
 }
 
 /* A connect that finished (POLLOUT): 0 connected, else its errno. */
@@ -234,7 +173,9 @@ struct loop {
 	unsigned next_try; /* index into p->next_ports */
 	unsigned attempt; /* connects to the neighbour so far */
 	unsigned char foreign[DISTENV_REHEARSAL_RING_TRIES];
-	int lr; /* ring listener */
+	int lm, lr; /* the master's check-in listener, the ring's */
+	struct peer in[PEERS_MAX]; /* accepted, fd -1: free */
+	size_t n_in;
 };
 
 static int all_seen(const struct loop *l)
@@ -273,6 +214,63 @@ static void next_candidate(struct loop *l)
 			return;
 		}
 	}
+}
+
+static void accept_one(struct loop *l, int lfd, int ring, long now)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	size_t i;
+
+	if (fd < 0)
+		return;
+	for (i = 0; i < PEERS_MAX; i++)
+		if (l->in[i].c.fd < 0) {
+			memset(&l->in[i], 0, sizeof(l->in[i]));
+			l->in[i].c.fd = fd;
+			l->in[i].ring = ring;
+			l->in[i].until = now + LINE_WAIT_MS;
+			l->n_in++;
+			return;
+		}
+	close(fd);
+}
+
+static void peer_close(struct loop *l, struct peer *pe)
+{
+	conn_close(&pe->c, 0);
+	l->n_in--;
+}
+
+/* An accepted node's line: the master marks a check-in and answers it;
+ * the ring port answers its previous node only, so that it knows this
+ * node, not a foreign listener, took the port. */
+static void serve(struct loop *l, struct peer *pe)
+{
+	const struct distenv_rehearsal_plan *p = l->p;
+	char line[DISTENV_REHEARSAL_LINE_MAX];
+	uint32_t node;
+	int rc = conn_read_line(&pe->c);
+
+	if (rc == 0)
+		return;
+	if (rc == 1 && !pe->ring &&
+	    distenv_rehearsal_line_parse(pe->c.buf, "checkin", p->job_id,
+					 p->step_id, &node) == 0 &&
+	    node < p->nnodes) {
+		l->res->seen[node] = 1;
+		distenv_rehearsal_line(line, sizeof(line), "ok", p->job_id,
+				       p->step_id, p->node_id);
+		send_line(pe->c.fd, line);
+	} else if (rc == 1 && pe->ring &&
+		   distenv_rehearsal_line_parse(pe->c.buf, "ring", p->job_id,
+						p->step_id, &node) == 0 &&
+		   node == p->prev_node_id) {
+		l->res->prev_ok = 1;
+		distenv_rehearsal_line(line, sizeof(line), "ring", p->job_id,
+				       p->step_id, p->node_id);
+		send_line(pe->c.fd, line);
+	}
+	peer_close(l, pe);
 }
 
 static void start_conns(struct loop *l, long now)
@@ -334,11 +332,15 @@ static void step_master(struct loop *l, short ev, long now)
 		conn_close(&l->cm, 0);
 		return;
 	}
-	r->master_foreign = 1;
+	if (rc < 0 && l->cm.used == 0)
+		r->master_errno = ECONNRESET; /* not read in time: again */
+	else
+		r->master_foreign = 1;
 	conn_close(&l->cm, now + RETRY_MS);
 }
 
-/* Progress on the connection to the ring neighbour. */
+/* Progress on the connection to the ring neighbour: this node's line
+ * first, then the neighbour's answer. */
 static void step_next(struct loop *l, long now)
 {
 	const struct distenv_rehearsal_plan *p = l->p;
@@ -359,6 +361,9 @@ static void step_next(struct loop *l, long now)
 				next_candidate(l);
 			return;
 		}
+		distenv_rehearsal_line(line, sizeof(line), "ring", p->job_id,
+				       p->step_id, p->node_id);
+		send_line(l->cn.fd, line);
 		l->cn.reading = 1;
 		return;
 	}
@@ -369,13 +374,17 @@ static void step_next(struct loop *l, long now)
 	    distenv_rehearsal_line_parse(l->cn.buf, "ring", p->job_id,
 					 p->step_id, &node) == 0 &&
 	    node == p->next_node_id) {
-		distenv_rehearsal_line(line, sizeof(line), "ring", p->job_id,
-				       p->step_id, p->node_id);
-		send_line(l->cn.fd, line);
 		r->next_ok = 1;
 		r->next_errno = 0;
 		r->next_foreign = 0;
 		conn_close(&l->cn, 0);
+		return;
+	}
+	if (rc < 0 && l->cn.used == 0) {
+		/* closed without a word: the neighbour did not read this
+		 * node's line in time (a loaded node); again */
+		r->next_errno = ECONNRESET;
+		conn_close(&l->cn, now + RING_RETRY_MS);
 		return;
 	}
 	r->next_foreign = 1;
@@ -392,78 +401,120 @@ static void at_deadline(struct conn *c, int *errnum)
 	conn_close(c, 0);
 }
 
+/* One poll(2) set: the listeners (while a slot is free), this node's
+ * two connections, the accepted ones; where each is in fds, -1 none. */
+struct round {
+	struct pollfd fds[4 + PEERS_MAX];
+	int n, im, ir, icm, icn, at[PEERS_MAX];
+};
+
+static int add_fd(struct round *r, int fd, short events)
+{
+	r->fds[r->n] = (struct pollfd){ fd, events, 0 };
+	return r->n++;
+}
+
+static void fill_round(struct loop *l, struct round *r, long now)
+{
+	size_t i;
+
+	r->n = 0;
+	r->im = r->ir = r->icm = r->icn = -1;
+	if (l->lm >= 0 && l->n_in < PEERS_MAX)
+		r->im = add_fd(r, l->lm, POLLIN);
+	if (l->lr >= 0 && l->n_in < PEERS_MAX)
+		r->ir = add_fd(r, l->lr, POLLIN);
+	if (l->cm.fd >= 0)
+		r->icm = add_fd(r, l->cm.fd, l->cm.reading ? POLLIN : POLLOUT);
+	if (l->cn.fd >= 0)
+		r->icn = add_fd(r, l->cn.fd, l->cn.reading ? POLLIN : POLLOUT);
+	for (i = 0; i < PEERS_MAX; i++) {
+		r->at[i] = -1;
+		if (l->in[i].c.fd < 0)
+			continue;
+		if (now >= l->in[i].until)
+			peer_close(l, &l->in[i]);
+		else
+			r->at[i] = add_fd(r, l->in[i].c.fd, POLLIN);
+	}
+}
+
+static void run_round(struct loop *l, struct round *r, long now)
+{
+	size_t i;
+
+	/* this node's own lines first: a peer may wait for them */
+	if (r->icm >= 0 && r->fds[r->icm].revents)
+		step_master(l, r->fds[r->icm].revents, now);
+	if (r->icn >= 0 && r->fds[r->icn].revents)
+		step_next(l, now);
+	for (i = 0; i < PEERS_MAX; i++)
+		if (r->at[i] >= 0 && r->fds[r->at[i]].revents)
+			serve(l, &l->in[i]);
+	if (r->im >= 0 && r->fds[r->im].revents)
+		accept_one(l, l->lm, 0, now);
+	if (r->ir >= 0 && r->fds[r->ir].revents)
+		accept_one(l, l->lr, 1, now);
+}
+
+/* The listeners: the master's check-in port, this node's ring port
+ * (its first free candidate). */
+static void open_listeners(struct loop *l, int family)
+{
+	const struct distenv_rehearsal_plan *p = l->p;
+	struct distenv_rehearsal_result *res = l->res;
+	unsigned t;
+
+	if (p->on_master) {
+		l->lm = listen_on(family, p->master_port);
+		if (l->lm < 0) {
+			res->listen_errno = errno;
+			res->listen_port = p->master_port;
+		}
+	}
+	for (t = 0; t < DISTENV_REHEARSAL_RING_TRIES && l->lr < 0; t++)
+		l->lr = listen_on(family, p->ring_ports[t]);
+	if (l->lr < 0 && !res->listen_errno) {
+		res->listen_errno = errno;
+		res->listen_ring = 1;
+		res->listen_port = p->ring_ports[0];
+	}
+}
+
 void distenv_sys_rehearse(const struct distenv_rehearsal_plan *p,
 			  const struct distenv_rehearsal_peers *peers,
 			  struct distenv_rehearsal_result *res)
 {
 	struct loop l;
+	struct round r;
 	long start = now_ms(), deadline = start + p->timeout_ms, now;
-	int lm = -1, family = peers->next.family;
 	unsigned t;
 
 	memset(&l, 0, sizeof(l));
 	l.p = p;
 	l.peers = peers;
 	l.res = res;
-	l.cm.fd = l.cn.fd = l.lr = -1;
-	if (p->on_master) {
-		lm = listen_on(family, p->master_port);
-		if (lm < 0) {
-			res->listen_errno = errno;
-			res->listen_port = p->master_port;
-		}
-	}
-	for (t = 0; t < DISTENV_REHEARSAL_RING_TRIES && l.lr < 0; t++)
-		l.lr = listen_on(family, p->ring_ports[t]);
-	if (l.lr < 0 && !res->listen_errno) {
-		res->listen_errno = errno;
-		res->listen_ring = 1;
-		res->listen_port = p->ring_ports[0];
-	}
+	l.cm.fd = l.cn.fd = l.lr = l.lm = -1;
+	for (t = 0; t < PEERS_MAX; t++)
+		l.in[t].c.fd = -1;
+	open_listeners(&l, peers->next.family);
 	for (now = start; now < deadline && !done(&l); now = now_ms()) {
-		struct pollfd fds[4];
-		int n = 0, im = -1, ir = -1, icm = -1, icn = -1, wait;
+		int wait = (int) (deadline - now);
 
 		start_conns(&l, now);
-		if (lm >= 0) {
-			fds[n] = (struct pollfd){ lm, POLLIN, 0 };
-			im = n++;
-		}
-		if (l.lr >= 0) {
-			fds[n] = (struct pollfd){ l.lr, POLLIN, 0 };
-			ir = n++;
-		}
-		if (l.cm.fd >= 0) {
-			fds[n] = (struct pollfd){
-				l.cm.fd, l.cm.reading ? POLLIN : POLLOUT, 0
-			};
-			icm = n++;
-		}
-		if (l.cn.fd >= 0) {
-			fds[n] = (struct pollfd){
-				l.cn.fd, l.cn.reading ? POLLIN : POLLOUT, 0
-			};
-			icn = n++;
-		}
-		wait = (int) (deadline - now);
+		fill_round(&l, &r, now);
 		if (wait > RING_RETRY_MS)
 			wait = RING_RETRY_MS;
-		if (poll(fds, (nfds_t) n, wait) <= 0)
-			continue;
-		now = now_ms();
-		if (im >= 0 && fds[im].revents)
-			take_checkin(p, lm, res);
-		if (ir >= 0 && fds[ir].revents)
-			take_ring(p, l.lr, res);
-		if (icm >= 0 && fds[icm].revents)
-			step_master(&l, fds[icm].revents, now);
-		if (icn >= 0 && fds[icn].revents)
-			step_next(&l, now);
+		if (poll(r.fds, (nfds_t) r.n, wait) > 0)
+			run_round(&l, &r, now_ms());
 	}
+	for (t = 0; t < PEERS_MAX; t++)
+		if (l.in[t].c.fd >= 0)
+			close(l.in[t].c.fd);
 	at_deadline(&l.cm, &res->master_errno);
 	at_deadline(&l.cn, &res->next_errno);
-	if (lm >= 0)
-		close(lm);
+	if (l.lm >= 0)
+		close(l.lm);
 	if (l.lr >= 0)
 		close(l.lr);
 	res->waited_ms = (int) (now_ms() - start);
