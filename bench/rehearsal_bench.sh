@@ -41,20 +41,28 @@ salloc -N2 bash -c '
 		for v in with without; do
 			t=; [ "$v" = with ] || t=0
 			t0=$(date +%s%N)
-			DISTENV_REHEARSAL_TIMEOUT=$t srun -N2 --distenv true >/dev/null 2>&1 || exit 1
+			DISTENV_REHEARSAL_TIMEOUT=$t srun -N2 --distenv true >"$work/last.out" 2>&1 ||
+				{ echo "step $v: failed"; cat "$work/last.out"; } >>"$work/failures"
 			echo $((($(date +%s%N) - t0) / 1000000)) >>"$work/step-$v.ms"
 		done
-	done' rehearsal-bench "$work" "$rounds" >/dev/null 2>&1
+	done' rehearsal-bench "$work" "$rounds" >/dev/null 2>&1 || echo "salloc failed" >>"$work/failures"
 for r in $(seq 1 "$rounds"); do
 	for v in with without; do
 		t=
 		[ "$v" = with ] || t=0
 		t0=$(date +%s%N)
-		DISTENV_REHEARSAL_TIMEOUT=$t srun -N2 --distenv true >/dev/null 2>&1
+		DISTENV_REHEARSAL_TIMEOUT=$t srun -N2 --distenv true >"$work/last.out" 2>&1 ||
+			{ echo "job $v: failed"; cat "$work/last.out"; } >>"$work/failures"
 		echo $((($(date +%s%N) - t0) / 1000000)) >>"$work/job-$v.ms"
 	done
 	: "$r"
 done
+
+# A launch that failed is counted all the same, and said.
+if [ -s "$work/failures" ]; then
+	echo "rehearsal_bench: launches that failed:" >&2
+	cat "$work/failures" >&2
+fi
 
 # stats FILE: median mean p90
 stats() {
