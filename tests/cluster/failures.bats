@@ -6,6 +6,8 @@
 
 # Commands in single quotes run in the job's shell, not this one.
 # shellcheck disable=SC2016
+# elapsed_ms: set by timed (helpers.bash)
+# shellcheck disable=SC2154
 
 load helpers
 

@@ -9,6 +9,8 @@
 
 # Commands in single quotes run in the job's shell, not this one.
 # shellcheck disable=SC2016
+# elapsed_ms: set by timed (helpers.bash)
+# shellcheck disable=SC2154
 
 load helpers
 
@@ -139,4 +141,37 @@ ephemeral_of() {
 	[ "$status" -eq 0 ]
 	[ "$elapsed_ms" -lt 4000 ]
 	refute grep -q 'rehearsal' <<<"$output"
+}
+
+# late_plugstack: plugstack.conf with tests/cluster/late_task.c before
+# distenv; the step's tasks on NODE reach distenv MS ms late when the
+# job exports DISTENV_TEST_LATE_NODE=NODE DISTENV_TEST_LATE_MS=MS.
+late_plugstack() {
+	gcc -Wall -Wextra -Werror -shared -fPIC -o "$BATS_FILE_TMPDIR/late_task.so" "$TOP/tests/cluster/late_task.c"
+	printf 'required %s\nrequired %s\n' "$BATS_FILE_TMPDIR/late_task.so" "$PLUGIN" >"$PLUGSTACK"
+}
+
+@test "n2's task reaches distenv 4 s late, strict with a 2 s wait: the master names n2 as never checked in, within seconds" {
+	late_plugstack
+	timed timeout 60 env DISTENV_TEST_LATE_NODE=n2 DISTENV_TEST_LATE_MS=4000 DISTENV_REHEARSAL_TIMEOUT=2 \
+		srun -N2 --distenv --distenv-check=strict sleep 30
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[ "$elapsed_ms" -lt 15000 ]
+	[[ "$output" == *"n1: network rehearsal: 1 of 2 nodes never checked in with the master n1 at $CLUSTER_NET.1 port "* ]]
+	[[ "$output" == *"within 2000 ms: n2 (node index 1)"* ]]
+	[[ "$output" == *"its task reached distenv later than the wait"* ]]
+	[[ "$output" == *"distenv: ending step "* ]]
+	nodes_idle
+}
+
+@test "n2's task reaches distenv 1 s late, within the default wait: the step passes, after the later node checked in" {
+	late_plugstack
+	timed timeout 60 env DISTENV_TEST_LATE_NODE=n2 DISTENV_TEST_LATE_MS=1000 \
+		srun -N2 --distenv --distenv-check=strict --distenv-show true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$elapsed_ms" -ge 1000 ]
+	[[ "$output" == *"distenv: rehearsal: all 2 nodes checked in with n1"* ]]
 }
