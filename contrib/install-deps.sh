@@ -10,6 +10,7 @@ packages=(
 	libcmocka-dev bats shellcheck
 	clang clang-format libclang-rt-14-dev valgrind # fuzzers (libFuzzer is in libclang-rt-14-dev), tests/sanitize.sh, the layout check
 	python3-torch python3-yaml iproute2 util-linux procps git
+	nftables # the firewall rules of tests/cluster/rehearsal.bats
 	python3-venv python3-dev # contrib/lfstack/venv.sh: the real LLaMA-Factory stack
 	debhelper man-db # the Debian package and its test (tests/cluster/package.bats)
 	debootstrap # chroots of newer Slurm releases (tests/releases.sh), container images (contrib/containers/image.sh)

@@ -68,6 +68,37 @@ bad:
 		distenv_printable(value, shown, sizeof(shown)));
 }
 
+int distenv_resv_ports_nth(const char *value, uint32_t idx, uint16_t *port)
+{
+	const char *p = value;
+	uint32_t seen = 0;
+
+	if (!value || !*value)
+		return -1;
+	for (;;) {
+		uint32_t lo, hi;
+
+		if (take_port(&p, &lo))
+			return -1;
+		hi = lo;
+		if (*p == '-') {
+			p++;
+			if (take_port(&p, &hi) || hi < lo)
+				return -1;
+		}
+		if (idx - seen <= hi - lo) {
+			*port = (uint16_t) (lo + (idx - seen));
+			return 0;
+		}
+		seen += hi - lo + 1;
+		if (*p == '\0')
+			return 1;
+		if (*p != ',')
+			return -1;
+		p++;
+	}
+}
+
 int distenv_parse_ephemeral(const char *text, uint16_t *lo, uint16_t *hi,
 			    struct distenv_error *err)
 {

@@ -30,6 +30,14 @@ int distenv_resv_ports_first(const char *value, uint16_t *port,
 			     struct distenv_error *err);
 
 /*
+ * The port at index idx (0 first) of a SLURM_STEP_RESV_PORTS value, its
+ * ranges counted in order ("21000-21001" has 21001 at index 1). Returns
+ * 0, 1 when the value holds idx ports or fewer, -1 when it is malformed
+ * (distenv_resv_ports_first names it).
+ */
+int distenv_resv_ports_nth(const char *value, uint32_t idx, uint16_t *port);
+
+/*
  * The ephemeral range as /proc/sys/net/ipv4/ip_local_port_range holds it:
  * two numbers separated by blanks ("32768\t60999\n").
  */

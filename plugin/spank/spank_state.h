@@ -100,6 +100,16 @@ int distenv_remote_exit(spank_t sp);
  * 0, or -1 where Slurm gives no ids. */
 int distenv_spank_step_ids(spank_t sp, struct distenv_step_ids *out);
 
+/* slurmstepd, task_init, after the derivation and before the export
+ * (step->envp is still the task's): the network rehearsal of a
+ * multi-node step (spank_rehearsal.c). 0: passed, warned, or not this
+ * task's to run; -1 with err under --distenv-check=strict. */
+int distenv_remote_rehearsal(spank_t sp, const struct distenv_site *site,
+			     const struct distenv_request *req,
+			     const struct distenv_step *step,
+			     const struct distenv_vars *vars,
+			     struct distenv_error *err);
+
 /* slurmstepd, per task, as the user: derive and export. */
 int distenv_remote_task_init(spank_t sp);
 

@@ -259,6 +259,12 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 					  &vars, err);
 	if (topo != st->topo)
 		free(topo);
+	/* Only for a step that asked for distenv: a site default never
+	 * fails a job (leave_alone). */
+	if (rc == 0 &&
+	    (st->req.mode != DISTENV_MODE_UNSET || st->req.lf_config[0]))
+		rc = distenv_remote_rehearsal(sp, site, &st->req, &step, &vars,
+					      err);
 	if (rc == 0)
 		rc = export_vars(sp, &vars, err);
 	if (rc == 0)

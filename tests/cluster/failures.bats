@@ -6,6 +6,8 @@
 
 # Commands in single quotes run in the job's shell, not this one.
 # shellcheck disable=SC2016
+# elapsed_ms: set by timed (helpers.bash)
+# shellcheck disable=SC2154
 
 load helpers
 
@@ -24,17 +26,6 @@ teardown_file() {
 }
 
 setup() { cluster_test_setup; }
-
-# timed CMD...: run CMD (bats `run`) and set $elapsed_ms.
-timed() {
-	local t0 t1
-	t0=$(date +%s%N)
-	run "$@"
-	t1=$(date +%s%N)
-	elapsed_ms=$(((t1 - t0) / 1000000))
-	echo "elapsed: ${elapsed_ms} ms, status $status" >&2
-	echo "# $BATS_TEST_NUMBER: step ended in ${elapsed_ms} ms, exit $status" >&3
-}
 
 @test "MASTER_ADDR exported as a name no node can resolve: the step fails within seconds, naming the host" {
 	timed timeout 60 env MASTER_ADDR=no-such-host.invalid srun -N2 --distenv true

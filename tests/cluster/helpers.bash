@@ -146,6 +146,18 @@ batch() {
 	[ "$state" = COMPLETED ] && [ "$code" = 0 ]
 }
 
+# timed CMD...: run CMD (bats `run`) and set $elapsed_ms, printed with
+# the test's number (failures.bats, rehearsal.bats).
+timed() {
+	local t0 t1
+	t0=$(date +%s%N)
+	run "$@"
+	t1=$(date +%s%N)
+	elapsed_ms=$(((t1 - t0) / 1000000))
+	echo "elapsed: ${elapsed_ms} ms, status $status" >&2
+	echo "# $BATS_TEST_NUMBER: step ended in ${elapsed_ms} ms, exit $status" >&3
+}
+
 # refute CMD...: fails when CMD succeeds (bats ignores a bare `! CMD`
 # except on a test's last line).
 refute() {
