@@ -221,12 +221,15 @@ def main():
     ap.add_argument("--quick", action="store_true", help="the first shape only")
     ap.add_argument("--stacks", action="store_true",
                     help="the first shape's forward peak per stack only")
+    ap.add_argument("--stacks-seq", type=int, default=128, metavar="S",
+                    help="tokens per row for --stacks (default 128)")
     args = ap.parse_args()
     mib = 2.0 ** 20
     if args.stacks:
         import transformers
 
-        name, cfg, seq, ckpt = SHAPES[0]
+        name, cfg, _, ckpt = SHAPES[0]
+        seq = args.stacks_seq
         v = cfg["vocab_size"]
         print(f"torch {torch.__version__}, transformers {transformers.__version__}; "
               f"{name}, 2 rows of {seq}; forward peak per token and vocabulary entry")
