@@ -223,6 +223,8 @@ def main():
                     help="the first shape's forward peak per stack only")
     ap.add_argument("--stacks-seq", type=int, default=128, metavar="S",
                     help="tokens per row for --stacks (default 128)")
+    ap.add_argument("--stacks-only", default="0.9.5,labels,labels-4.46", metavar="LIST",
+                    help="the --stacks variants to run (default all: 0.9.5,labels,labels-4.46)")
     args = ap.parse_args()
     mib = 2.0 ** 20
     if args.stacks:
@@ -236,6 +238,8 @@ def main():
         for stack, what in (("0.9.5", "LLaMA-Factory 0.9.5 (labels popped)"),
                             ("labels", f"labels passed (0.8.0-0.9.3), transformers {transformers.__version__}'s loss"),
                             ("labels-4.46", "labels passed (0.8.0-0.9.3), transformers 4.46's loss")):
+            if stack not in args.stacks_only.split(","):
+                continue
             fwd, _ = measure(cfg, seq, ckpt, stack)
             print(f"  {what:70} {fwd / (2 * seq * v):6.2f} bytes")
             sys.stdout.flush()
