@@ -8,6 +8,7 @@
  * (plugin/plan/plan_stack.h). The plugin does not do this: task_init
  * would start the job's Python on every task before launch.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -34,8 +35,8 @@ static int run_probe(const char *python, char *lf, char *tf, size_t len)
 {
 	char *argv[] = { (char *) python, "-c", (char *) probe, NULL };
 	posix_spawn_file_actions_t fa;
-	int fds[2], status = 0, ok;
-	pid_t pid;
+	int fds[2], status = 0, ok, spawned;
+	pid_t pid = -1;
 	FILE *out;
 
 	if (pipe(fds))
@@ -45,7 +46,8 @@ static int run_probe(const char *python, char *lf, char *tf, size_t len)
 	posix_spawn_file_actions_addclose(&fa, fds[0]);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null",
 					 O_WRONLY, 0);
-	ok = !posix_spawnp(&pid, python, &fa, NULL, argv, environ);
+	spawned = !posix_spawnp(&pid, python, &fa, NULL, argv, environ);
+	ok = spawned;
 	posix_spawn_file_actions_destroy(&fa);
 	close(fds[1]);
 	out = fdopen(fds[0], "r");
@@ -57,8 +59,8 @@ static int run_probe(const char *python, char *lf, char *tf, size_t len)
 		     fgets(tf, (int) len, out);
 		fclose(out);
 	}
-	if (ok || pid > 0)
-		while (waitpid(pid, &status, 0) < 0)
+	if (spawned)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	if (!ok || !WIFEXITED(status) || WEXITSTATUS(status))
 		return -1;

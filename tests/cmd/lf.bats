@@ -443,6 +443,11 @@ assert old["gpu_bytes_per_term"]["logits"] == 22 * 2 * 2048 * 152064
 		--gpu-mem 80G --host-mem 2T
 	[[ "$output" == *"stack: LLaMA-Factory unknown (false did not run: unknown), transformers unknown (false did not run: unknown): logits 22 bytes"* ]]
 	[[ "$output" == *"expandable_segments off); row (cutoff_len) up to 4668"* ]]
+	# a DPO_PYTHON that is not there: unknown, no wait
+	DPO_PYTHON=$W/none run timeout 20 "$DISTENV" plan "$W/dpo.yaml" \
+		--nodes 8 --gpus-per-node 8 --gpu-mem 80G --host-mem 2T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"stack: LLaMA-Factory unknown ($W/none did not run: unknown)"* ]]
 }
 
 @test "an invalid version is refused, naming the option and the form" {
