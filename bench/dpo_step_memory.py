@@ -38,11 +38,7 @@ offload (a CPU tensor's copy to the CPU is the tensor itself).
 """
 
 import argparse
-import json
-import os
-import subprocess
 import sys
-import tempfile
 from types import SimpleNamespace
 
 import torch
@@ -57,6 +53,8 @@ from llamafactory.train.dpo.trainer import CustomDPOTrainer  # isort: skip
 from llamafactory.extras.constants import IGNORE_INDEX
 from llamafactory.model.model_utils.checkpointing import prepare_model_for_training
 from transformers import Qwen2Config, Qwen2ForCausalLM
+
+from plan_query import distenv_plan_terms
 
 # name, config, rows' tokens, gradient checkpointing
 SHAPES = [
@@ -191,26 +189,7 @@ def measure(cfg, seq, grad_ckpt, stack="0.9.5"):
 
 def modeled(distenv, cfg, seq, grad_ckpt):
     """distenv plan's activation terms for the same step, in bytes."""
-    with tempfile.TemporaryDirectory() as d:
-        c = dict(cfg, model_type="qwen2", architectures=["Qwen2ForCausalLM"],
-                 torch_dtype="bfloat16", tie_word_embeddings=False)
-        with open(os.path.join(d, "config.json"), "w") as f:
-            json.dump(c, f)
-        ds = os.path.join(d, "ds.json")
-        with open(ds, "w") as f:
-            json.dump({"zero_optimization": {"stage": 3}}, f)
-        yaml = os.path.join(d, "dpo.yaml")
-        with open(yaml, "w") as f:
-            f.write(f"model_name_or_path: {d}\nstage: dpo\ndo_train: true\n"
-                    f"finetuning_type: full\ndeepspeed: {ds}\npref_loss: sigmoid\n"
-                    f"dataset: x\ntemplate: qwen\ncutoff_len: {seq}\n"
-                    f"output_dir: {d}/out\nper_device_train_batch_size: 1\n"
-                    f"bf16: true\nflash_attn: sdpa\n"
-                    + ("" if grad_ckpt else "disable_gradient_checkpointing: true\n"))
-        out = subprocess.run([distenv, "plan", yaml, "--json", "--gpu-mem", "1T",
-                              "--host-mem", "1T", "--answer-tokens", str(ANSWER)],
-                             capture_output=True, text=True, check=True).stdout
-    terms = json.loads(out)["gpu_bytes_per_term"]
+    terms = distenv_plan_terms(distenv, cfg, seq, ANSWER, grad_ckpt)
     return sum(terms[k] for k in ("ckpt_inputs", "layers", "recompute", "logits",
                                   "head", "attn_mask")), terms
 

@@ -137,6 +137,29 @@ static int topo_prepare(struct derivation *d)
 	return 0;
 }
 
+/* A CUDA_VISIBLE_DEVICES that names GPUs the task does not have
+ * (distenv_gpus_check_visible): a warning, an error under
+ * --distenv-check=strict, nothing under off. Tasks only: the batch
+ * script's GPUs are not a step's. */
+static int check_task_gpus(struct derivation *d)
+{
+	struct distenv_error finding;
+
+	if (d->step->kind == DISTENV_STEP_BATCH ||
+	    d->req->check == DISTENV_CHECK_OFF)
+		return 0;
+	distenv_error_clear(&finding);
+	if (!distenv_gpus_check_visible(d->step->envp, d->step->step_gpus,
+					d->step->node_name, &finding))
+		return 0;
+	if (d->req->check == DISTENV_CHECK_STRICT) {
+		*d->err = finding;
+		return -1;
+	}
+	distenv_vars_warn(d->vars, &finding);
+	return 0;
+}
+
 static int derive_batch(struct derivation *d)
 {
 	if (derive_emit_u32(
@@ -234,6 +257,7 @@ int distenv_derive(const struct distenv_site *site,
 		   const struct distenv_net *net, struct distenv_vars *vars,
 		   struct distenv_error *err)
 {
+	char master_name[DISTENV_HOST_MAX];
 	struct derivation d;
 	int rc;
 
@@ -253,10 +277,19 @@ int distenv_derive(const struct distenv_site *site,
 		return 0;
 	if (distenv_site_check_request(site, req, err))
 		return -1;
+	/* The name distenv resolves for the master when MASTER_ADDR is not
+	 * exported, for the fix of an exported one; the step's master host
+	 * when the site's rule does not fit. */
+	if (distenv_master_name_expand(site->master_name, step->master_host,
+				       master_name, sizeof(master_name), NULL))
+		master_name[0] = '\0';
 	if (check_torchrun_layout(&d) ||
-	    distenv_user_check(d.mode, step, net, err) ||
-	    derive_choose_master(&d) || topo_prepare(&d))
+	    distenv_user_check(d.mode, step, net, master_name, err) ||
+	    derive_choose_master(&d) || topo_prepare(&d) ||
+	    check_task_gpus(&d)) {
+		free(d.topo);
 		return -1;
+	}
 	if (step->kind == DISTENV_STEP_BATCH)
 		rc = derive_batch(&d);
 	else if (d.mode == DISTENV_MODE_TORCHRUN ||

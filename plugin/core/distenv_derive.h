@@ -75,6 +75,16 @@ int distenv_needs_net(const struct distenv_site *site,
 		      const struct distenv_step *step);
 
 /*
+ * Whether distenv_derive has a rule for this node's own addresses, which
+ * needs net even when distenv_needs_net() is false: MASTER_ADDR exported
+ * in a multi-node srun step, on a node other than the master's
+ * (distenv_user_check.h).
+ */
+int distenv_needs_own_addrs(const struct distenv_site *site,
+			    const struct distenv_request *req,
+			    const struct distenv_step *step);
+
+/*
  * The step's task layout as srun knows it before launch (spank(8):
  * slurm_spank_local_user_init, with S_JOB_TOTAL_TASK_COUNT and
  * S_JOB_NNODES): in torchrun and elastic mode torchrun starts the
@@ -102,7 +112,9 @@ int distenv_check_step_layout(enum distenv_mode mode, uint32_t ntasks,
  * in it or in an exported NCCL_SOCKET_IFNAME (checked even without net);
  * in a multi-node srun step, an interface given for NCCL (the one NCCL
  * takes from the list: distenv_ifspec_nccl_takes) or for Gloo (each one)
- * that does not reach the master (distenv_master_reaches); with
+ * that does not reach the master (distenv_master_reaches); under
+ * --distenv-check=strict, any other interface such an NCCL list selects
+ * that distenv_iface_usable refuses (a warning in vars otherwise); with
  * step->topo, a site hca: list or an exported NCCL_IB_HCA that selects no
  * active HCA port of the node (distenv_hca.h); port range
  * exhausted; a malformed SLURM_STEP_RESV_PORTS. Possible problems are

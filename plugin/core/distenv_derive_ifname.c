@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "distenv_derive_int.h"
 #include "distenv_env.h"
@@ -221,6 +222,110 @@ static int fail_unreaching(struct derivation *d, const char *var, int exported,
 		reaching, strchr(reaching, ',') ? "do" : "does");
 }
 
+/* Why interface name cannot be used (distenv_iface_usable), for
+ * messages: down, the address NCCL takes from it, or no address of the
+ * master's family. */
+static void unusable_why(const struct derivation *d, const char *name,
+			 char *buf, size_t len)
+{
+	const struct distenv_iface *f =
+		distenv_iface_first_addr(d->net->ifaces, d->net->n_ifaces,
+					 name);
+	char ip[DISTENV_IP_TEXT_MAX];
+
+	if (f && !f->up) {
+		snprintf(buf, len, "%s is down", name);
+		return;
+	}
+	if (f && !distenv_ip_routable(&f->ip)) {
+		snprintf(buf, len, "NCCL takes %s's address %s, which is %s",
+			 name, distenv_ip_format(&f->ip, ip, sizeof(ip)),
+			 distenv_ip_is_loopback(&f->ip) ?
+				 "loopback" :
+				 "IPv6 link-local (it needs the link's scope "
+				 "and crosses no router)");
+		return;
+	}
+	snprintf(buf, len,
+		 "%s holds no usable %s address, the master %s's "
+		 "family",
+		 name, d->master.ip.family == AF_INET6 ? "IPv6" : "IPv4",
+		 d->master.addr);
+}
+
+/*
+ * Every interface of an NCCL list, not only the first: NCCL's socket
+ * transport opens a device on each interface the list selects (nccl
+ * src/transport/net_socket.cc, ncclNetSocketInit, findInterfaces with
+ * up to MAX_IFS), each advertising its first address, while its
+ * bootstrap takes the first only (checked to reach the master,
+ * derive_check_user_ifnames_reach). A later interface with IPv6
+ * link-local addresses only (NVIDIA/nccl issue 1515), down, or on lo,
+ * gives the other nodes an address they cannot connect to. Each one
+ * after the first must be usable as distenv requires of the interfaces
+ * it names itself (distenv_iface_usable, the master's family); not that
+ * it reach the master's subnet: a second network that joins the nodes
+ * is what such lists are for. A finding warns (--distenv-check=warn),
+ * fails the step (strict), or is off: with InfiniBand NCCL does not use
+ * the socket devices for data. var: the variable or option, for where;
+ * exported: the user's export rather than the option.
+ */
+static int check_nccl_rest(struct derivation *d, const char *var, int exported,
+			   const char *value, const struct distenv_ifspec *spec,
+			   const struct distenv_iface *taken)
+{
+	const struct distenv_iface *ifs = d->net->ifaces;
+	size_t n = d->net->n_ifaces, i, k;
+	char why[256], good[DISTENV_IFSPEC_TEXT_MAX], fix[512];
+	char where[DISTENV_HOST_MAX + 64];
+	const char *bad = NULL;
+	struct distenv_error finding;
+
+	if (d->req->check == DISTENV_CHECK_OFF || !taken)
+		return 0;
+	snprintf(good, sizeof(good), "=%s", taken->name);
+	for (i = 0; i < n; i++) {
+		int seen = strcmp(ifs[i].name, taken->name) == 0;
+
+		for (k = 0; k < i && !seen; k++)
+			seen = strcmp(ifs[k].name, ifs[i].name) == 0;
+		if (seen || !distenv_ifspec_selects(spec, ifs[i].name) ||
+		    !distenv_iface_first_addr(ifs, n, ifs[i].name))
+			continue;
+		if (distenv_iface_usable(ifs, n, ifs[i].name,
+					 d->master.ip.family)) {
+			if (strlen(good) + strlen(ifs[i].name) + 2 <
+			    sizeof(good))
+				strcat(strcat(good, ","), ifs[i].name);
+		} else if (!bad) {
+			bad = ifs[i].name;
+			unusable_why(d, bad, why, sizeof(why));
+		}
+	}
+	if (!bad)
+		return 0;
+	snprintf(where, sizeof(where), "node %s: %s%s", d->step->node_name, var,
+		 exported ? " (exported)" : "");
+	snprintf(fix, sizeof(fix),
+		 "%s %s=%s (the interfaces of the list that other nodes can "
+		 "reach), or %s and let distenv derive it",
+		 exported ? "export" : "give", var, good,
+		 exported ? "unset it" : "leave it out");
+	distenv_error_clear(&finding);
+	distenv_error_set(&finding, where, fix,
+			  "you %s %s=%s, which also selects %s, and %s: NCCL's "
+			  "socket transport uses every interface the list "
+			  "selects, not only the first, and other nodes "
+			  "cannot connect to that one",
+			  exported ? "exported" : "gave", var, value, bad, why);
+	if (d->req->check == DISTENV_CHECK_STRICT) {
+		*d->err = finding;
+		return -1;
+	}
+	distenv_vars_warn(d->vars, &finding);
+	return 0;
+}
+
 int derive_check_user_ifnames_reach(struct derivation *d)
 {
 	const char *const *envp = d->step->envp;
@@ -229,7 +334,7 @@ int derive_check_user_ifnames_reach(struct derivation *d)
 	const char *fix = "unset it, or name an interface in the master's "
 			  "subnet";
 	char taken[DISTENV_IFNAME_MAX];
-	const struct distenv_iface *f;
+	const struct distenv_iface *f = NULL;
 	struct distenv_ifspec spec;
 	const char *p;
 	size_t len;
@@ -244,6 +349,9 @@ int derive_check_user_ifnames_reach(struct derivation *d)
 	    !distenv_master_reaches_addr(d->net, &d->master, f))
 		return fail_unreaching(d, "NCCL_SOCKET_IFNAME", 1, nccl,
 				       f->name, f, fix);
+	if (nccl && f &&
+	    check_nccl_rest(d, "NCCL_SOCKET_IFNAME", 1, nccl, &spec, f))
+		return -1;
 	for (p = gloo; p && *p; p += len + (p[len] == ',')) {
 		len = strcspn(p, ",");
 		snprintf(taken, sizeof(taken), "%.*s", (int) len, p);
@@ -364,6 +472,10 @@ static int ifnames_from_option(struct derivation *d, char *nccl,
 		return fail_unreaching(d, "--distenv-ifname", 0, d->req->ifname,
 				       taken->name, taken, fix);
 	}
+	if (d->multi_node && taken &&
+	    check_nccl_rest(d, "--distenv-ifname", 0, d->req->ifname, &spec,
+			    taken))
+		return -1;
 	snprintf(nccl, nccl_size, "%s", d->req->ifname);
 	*nccl_reason = "--distenv-ifname (NCCL's list syntax, as given)";
 	/* Gloo wants plain names: the reaching interface when the

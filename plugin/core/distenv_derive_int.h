@@ -96,7 +96,9 @@ int derive_emit_master_port(struct derivation *d);
 /* distenv_derive_ifname.c. The checks of an exported NCCL_SOCKET_IFNAME
  * or GLOO_SOCKET_IFNAME: what neither can read (before any network
  * fact), what matches no interface of the node, what does not reach the
- * master in a multi-node step. */
+ * master in a multi-node step, and there an interface after the first
+ * of an NCCL list that other nodes cannot use (a warning, or an error
+ * under --distenv-check=strict). */
 int derive_check_user_ifname_syntax(struct derivation *d);
 int derive_check_user_ifnames(struct derivation *d);
 int derive_check_user_ifnames_reach(struct derivation *d);

@@ -47,6 +47,16 @@ int distenv_needs_net(const struct distenv_site *site,
 		 distenv_env_user_value(step->envp, "GLOO_SOCKET_IFNAME"));
 }
 
+int distenv_needs_own_addrs(const struct distenv_site *site,
+			    const struct distenv_request *req,
+			    const struct distenv_step *step)
+{
+	return distenv_effective_mode(site, req) != DISTENV_MODE_OFF &&
+	       step->kind != DISTENV_STEP_BATCH && step->nnodes > 1 &&
+	       step->node_id != step->master_node_id &&
+	       distenv_env_user_value(step->envp, "MASTER_ADDR");
+}
+
 int derive_choose_master(struct derivation *d)
 {
 	struct distenv_master_prefs prefs;

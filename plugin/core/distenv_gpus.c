@@ -1,6 +1,7 @@
 /* distenv_gpus.c: the GPUs of a task and of its step on this node. */
 #include "distenv_gpus.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "distenv_env.h"
@@ -65,4 +66,84 @@ uint32_t distenv_gpus_per_node(const char *const *envp, const char *step_gpus)
 		return n;
 	distenv_gpus_read(envp, step_gpus, &g);
 	return g.node_count ? g.node_count : 1;
+}
+
+/* Whether list (comma-separated) holds the entry p[0..len). */
+static int list_has(const char *list, const char *p, size_t len)
+{
+	while (list && *list) {
+		size_t n = strcspn(list, ",");
+
+		if (n == len && strncmp(list, p, len) == 0)
+			return 1;
+		list += n + (list[n] == ',');
+	}
+	return 0;
+}
+
+int distenv_gpus_check_visible(const char *const *envp, const char *step_gpus,
+			       const char *node_name, struct distenv_error *err)
+{
+	const char *cvd = distenv_env_get(envp, "CUDA_VISIBLE_DEVICES");
+	const char *task_step = distenv_env_get(envp, "SLURM_STEP_GPUS");
+	char where[DISTENV_ERROR_TEXT], local[64], choices[DISTENV_ERROR_TEXT];
+	char fix[DISTENV_ERROR_TEXT];
+	struct distenv_gpus g;
+	const char *p, *bad = NULL, *list;
+	size_t bad_len = 0;
+	uint32_t i, n;
+
+	distenv_gpus_read(envp, step_gpus, &g);
+	list = g.node_list ? g.node_list : task_step;
+	if (!g.task_list || !distenv_gpus_list_count(list) ||
+	    !g.node_count_from ||
+	    strcmp(g.node_count_from, "CUDA_VISIBLE_DEVICES") == 0)
+		return 0;
+	for (p = cvd; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		size_t len = strcspn(p, ",");
+		uint32_t idx;
+		char one[16];
+
+		if (len == 0 || len >= sizeof(one) ||
+		    strspn(p, "0123456789") != len)
+			return 0; /* UUIDs, MIG-...: not judged */
+		snprintf(one, sizeof(one), "%.*s", (int) len, p);
+		if (distenv_parse_u32(one, 1u << 20, &idx))
+			return 0;
+		if (!bad && idx >= g.node_count && !list_has(list, p, len) &&
+		    !list_has(task_step, p, len)) {
+			bad = p;
+			bad_len = len;
+		}
+	}
+	if (!bad)
+		return 0;
+	n = distenv_gpus_list_count(list);
+	local[0] = '\0';
+	for (i = 0; i < n && strlen(local) + 12 < sizeof(local); i++)
+		snprintf(local + strlen(local), sizeof(local) - strlen(local),
+			 "%s%u", i ? "," : "", i);
+	if (strcmp(local, list) == 0)
+		snprintf(choices, sizeof(choices), "%s", local);
+	else
+		snprintf(choices, sizeof(choices),
+			 "%s (CUDA's numbering when Slurm constrains the "
+			 "devices, ConstrainDevices=yes) or %s (their global "
+			 "indices otherwise)",
+			 local, list);
+	snprintf(where, sizeof(where),
+		 "node %s: CUDA_VISIBLE_DEVICES (exported)", node_name);
+	snprintf(fix, sizeof(fix),
+		 "unset it (Slurm sets it for each task), or name the task's "
+		 "GPUs: %s",
+		 choices);
+	return distenv_error_set(
+		err, where, fix,
+		"you exported CUDA_VISIBLE_DEVICES=%s (Slurm never sets such a "
+		"value): device %.*s is not one of this task's GPUs, %s (%s); "
+		"CUDA shows only the devices listed before the first index it "
+		"cannot use, so the task sees fewer GPUs than the list names, "
+		"or none",
+		cvd, (int) bad_len, bad, list,
+		list == g.node_list ? g.node_list_from : "SLURM_STEP_GPUS");
 }

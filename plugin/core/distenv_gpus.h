@@ -32,6 +32,8 @@
 
 #include <stdint.h>
 
+#include "distenv_error.h"
+
 struct distenv_gpus {
 	/* The task: what CUDA shows it. */
 	int task_known; /* CUDA_VISIBLE_DEVICES is set */
@@ -66,6 +68,29 @@ void distenv_gpus_read(const char *const *envp, const char *step_gpus,
 /* Entries of a comma-separated list; 0 for NULL, "" and "NoDevFiles"
  * (Slurm's word for a GRES without device files). */
 uint32_t distenv_gpus_list_count(const char *list);
+
+/*
+ * An entry of the task's CUDA_VISIBLE_DEVICES that names a GPU the task
+ * does not have. Slurm sets the variable for each task of a GRES step
+ * (gres_common.c, above), overwriting what the user exported, either
+ * as the GPUs' global indices (a subset of SLURM_STEP_GPUS) or, under
+ * ConstrainDevices=yes in cgroup.conf, renumbered 0 to n-1, which is
+ * how CUDA then numbers the devices the task can open. A value from the
+ * environment cannot be told apart from Slurm's by its origin (Slurm
+ * leaves no mark on it), so only what Slurm never sets is judged: a
+ * plain index that is neither below the step's GPU count here nor one
+ * of the global indices (step_gpus, the node list above, or the task's
+ * SLURM_STEP_GPUS). CUDA shows only the devices listed before the first
+ * index it cannot use (CUDA C Programming Guide, CUDA Environment
+ * Variables). Nothing is judged without a Slurm GPU list and count, or
+ * with an entry that is not a plain index (GPU-<UUID>, MIG-...).
+ * Returns -1 with err filled (where "node NODE_NAME:
+ * CUDA_VISIBLE_DEVICES", the fix naming the task's GPUs in both
+ * numberings), 0 otherwise.
+ */
+int distenv_gpus_check_visible(const char *const *envp, const char *step_gpus,
+			       const char *node_name,
+			       struct distenv_error *err);
 
 /*
  * Processes per node for a memory plan: NPROC_PER_NODE when set (torchrun

@@ -28,7 +28,7 @@ enum distenv_mode {
 
 /* --distenv-check: findings warn (the default), fail the step
  * (strict), or are off; the LLaMA-Factory checks (plugin/lf) and the
- * network warnings of the derivation read it. */
+ * warnings of the derivation (network, CUDA_VISIBLE_DEVICES) read it. */
 enum distenv_check {
 	DISTENV_CHECK_WARN = 0,
 	DISTENV_CHECK_STRICT,

@@ -152,8 +152,81 @@ static int check_master_addr(const struct distenv_step *s,
 	return fail(err, "MASTER_ADDR", v, says);
 }
 
+/* The first address MASTER_ADDR resolved to here that is this node's
+ * own: loopback (told by the address: a host name /etc/hosts maps to
+ * 127.0.1.1), or an address of one of its interfaces, whose name goes to
+ * ifname ("" for loopback on no interface). NULL: none. */
+static const struct distenv_addr *own_address(const struct distenv_net *net,
+					      const char **ifname)
+{
+	size_t i, k;
+
+	for (i = 0; i < net->n_addrs; i++) {
+		*ifname = "";
+		for (k = 0; k < net->n_ifaces; k++)
+			if (distenv_ip_equal(&net->addrs[i].ip,
+					     &net->ifaces[k].ip)) {
+				*ifname = net->ifaces[k].name;
+				return &net->addrs[i];
+			}
+		if (distenv_ip_is_loopback(&net->addrs[i].ip))
+			return &net->addrs[i];
+	}
+	return NULL;
+}
+
+/*
+ * A node other than the master's given its own address as MASTER_ADDR
+ * (hiyouga/LlamaFactory issue 7326: each node exported its own address,
+ * so each took itself for the master and the rendezvous never formed).
+ * Its torchrun (or its ranks, in tasks mode) connects to a store on
+ * itself that nobody starts, while the master's store waits for it.
+ */
+static int check_own_master_addr(const struct distenv_step *s,
+				 const struct distenv_net *net,
+				 const char *master_name,
+				 struct distenv_error *err)
+{
+	const char *v = user(s, "MASTER_ADDR");
+	const struct distenv_addr *own;
+	const char *ifname = "";
+	char ip[DISTENV_IP_TEXT_MAX], resolved[DISTENV_IP_TEXT_MAX + 32] = "";
+	char on[DISTENV_IFNAME_MAX + 8] = "";
+	char fix[DISTENV_HOST_MAX + 160];
+	struct distenv_ip literal;
+
+	if (!v || s->nnodes <= 1 || s->kind == DISTENV_STEP_BATCH ||
+	    s->node_id == s->master_node_id || !net ||
+	    !(own = own_address(net, &ifname)))
+		return 0;
+	distenv_ip_format(&own->ip, ip, sizeof(ip));
+	if (distenv_ip_parse(v, &literal) != 0)
+		snprintf(resolved, sizeof(resolved),
+			 ", which resolves here to %s", ip);
+	if (ifname[0])
+		snprintf(on, sizeof(on), ", on %s", ifname);
+	if (!master_name || !master_name[0])
+		master_name = s->master_host;
+	snprintf(fix, sizeof(fix),
+		 "unset it: distenv derives the address of %s (node index %u) "
+		 "for every node; or export that node's address, the same on "
+		 "every node",
+		 master_name, s->master_node_id);
+	return distenv_error_set(
+		err, "MASTER_ADDR (exported)", fix,
+		"you exported MASTER_ADDR=%s%s, %s address of this node (%s, "
+		"node index %u%s), but the rendezvous store listens on %s "
+		"(node index %u): this node would wait for a store of its own "
+		"that nobody starts, and the rendezvous never forms",
+		v, resolved,
+		distenv_ip_is_loopback(&own->ip) ? "a loopback" : "an",
+		s->node_name, s->node_id, on, s->master_host,
+		s->master_node_id);
+}
+
 int distenv_user_check(enum distenv_mode mode, const struct distenv_step *s,
-		       const struct distenv_net *net, struct distenv_error *err)
+		       const struct distenv_net *net, const char *master_name,
+		       struct distenv_error *err)
 {
 	char nodes_buf[96], tasks[96];
 	const char *nodes;
@@ -165,7 +238,8 @@ int distenv_user_check(enum distenv_mode mode, const struct distenv_step *s,
 	if (mode == DISTENV_MODE_OFF)
 		return 0;
 	if (check_equal(s, "NNODES", s->nnodes, nnodes_src, err) ||
-	    check_port(s, err) || check_master_addr(s, net, err))
+	    check_port(s, err) || check_master_addr(s, net, err) ||
+	    check_own_master_addr(s, net, master_name, err))
 		return -1;
 	if (s->kind == DISTENV_STEP_BATCH || mode == DISTENV_MODE_ELASTIC)
 		return 0;

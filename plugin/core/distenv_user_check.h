@@ -30,9 +30,17 @@
  *   "localhost"): every node would connect to itself. With net (this
  *   node's facts, the user's MASTER_ADDR resolved) on node index 0,
  *   where the store listens: one of this node's addresses, else the
- *   others connect to a host where nobody listens.
+ *   others connect to a host where nobody listens. With net on any
+ *   other node of a multi-node srun step: not one of this node's own
+ *   addresses (an address of its interfaces, or loopback once resolved,
+ *   as a host name /etc/hosts maps to 127.0.1.1), else this node waits
+ *   for a store on itself that nobody starts (hiyouga/LlamaFactory issue
+ *   7326: every node was given its own address). The fix names what
+ *   distenv would derive: the address of master_name (the master's name
+ *   on the data network, the site's master_name: rule applied; NULL or
+ *   "": step->master_host).
  * Inputs: mode (the effective one), step, net (may be NULL: the
- * MASTER_ADDR address rule is then skipped). Errors: the first rule
+ * MASTER_ADDR address rules are then skipped), master_name. Errors: the first rule
  * broken, where = "NAME (exported)", fix = what to unset.
  */
 #ifndef DISTENV_USER_CHECK_H
@@ -44,7 +52,7 @@
 #include "distenv_step.h"
 
 int distenv_user_check(enum distenv_mode mode, const struct distenv_step *step,
-		       const struct distenv_net *net,
+		       const struct distenv_net *net, const char *master_name,
 		       struct distenv_error *err);
 
 #endif

@@ -206,6 +206,33 @@ static long long batch_job_end(spank_t sp, char **envp, int batch)
 	return distenv_sys_job_end(job);
 }
 
+/* --distenv-show prints what distenv exported; a container plugin
+ * listed after distenv then copies the image's environment over it in
+ * its own task_init (NVIDIA/pyxis v0.24.0, pyxis_slurmstepd.c: the
+ * image's variables with overwrite, RANK and LOCAL_RANK for PyTorch
+ * images; enroot 4.1's 50-slurm-pytorch.sh hook: MASTER_ADDR,
+ * MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK; docs/pyxis-enroot-run.md). distenv cannot see that happen, so the show says where
+ * it may and how to check it inside the container. */
+static void show_container_note(const struct distenv_step *step)
+{
+	char plugin[1024];
+
+	if (!distenv_container_plugin_after((const void *) show_container_note,
+					    plugin, sizeof(plugin)))
+		return;
+	fprintf(stderr,
+		"distenv: %s:   note: %s is loaded after distenv: in its "
+		"container the image's environment replaces any of these "
+		"values it sets (pyxis: RANK and LOCAL_RANK for PyTorch "
+		"images; enroot's PyTorch hook: MASTER_ADDR, MASTER_PORT, "
+		"WORLD_SIZE, RANK, LOCAL_RANK). "
+		"Run `distenv check-env --` first in the container to stop "
+		"on a replaced value, or keep them with "
+		"--container-env=NAME,...\n",
+		step->node_name, plugin);
+	fflush(stderr);
+}
+
 static int derive_and_export(spank_t sp, const struct distenv_site *site,
 			     char **envp, int batch, enum distenv_mode mode,
 			     struct distenv_error *err)
@@ -238,8 +265,11 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 		log_vars(&step, &vars);
 	if (rc == 0 && (batch || step.localid == 0))
 		distenv_format_warnings(stderr, &vars);
-	if (rc == 0 && st->req.show && (batch || step.localid == 0))
+	if (rc == 0 && st->req.show && (batch || step.localid == 0)) {
 		distenv_format_show(stderr, &step, mode, &vars);
+		if (!batch)
+			show_container_note(&step);
+	}
 	distenv_vars_free(&vars);
 	return rc;
 }

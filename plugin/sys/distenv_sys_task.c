@@ -68,6 +68,18 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 					       err) ||
 		    distenv_net_facts_gather(host, &facts, err))
 			goto out;
+	} else if (distenv_needs_own_addrs(site, req, step)) {
+		/* Only for the check of an exported MASTER_ADDR against
+		 * this node's addresses: facts that cannot be gathered
+		 * leave it unchecked, as before the check existed. */
+		char host[DISTENV_HOST_MAX];
+
+		if (distenv_master_lookup_name(site, step, host, sizeof(host),
+					       err) ||
+		    distenv_net_facts_gather(host, &facts, err)) {
+			distenv_net_facts_free(&facts);
+			distenv_error_clear(err);
+		}
 	}
 	rc = distenv_derive(site, req, step, &facts.net, vars, err);
 out:

@@ -94,6 +94,34 @@ timed() {
 	nodes_idle
 }
 
+@test "an NCCL list whose later interface has an IPv6 link-local address only on one node: a warning there naming it; strict fails the step" {
+	ns2=${CLUSTER_NS}2
+	ip netns exec "$ns2" ip link add ens5 type ifb 2>/dev/null ||
+		ip netns exec "$ns2" ip link add ens5 type dummy
+	ip netns exec "$ns2" ip link set ens5 up
+	ip netns exec "$ns2" ip -6 addr add fe80::5/64 dev ens5 nodad
+	timed timeout 60 env NCCL_SOCKET_IFNAME='=eth0,ens5' srun -N2 --distenv bash -c 'echo "RAN $SLURMD_NODENAME"'
+	warned=$output warned_status=$status
+	timed timeout 60 env NCCL_SOCKET_IFNAME='=eth0,ens5' srun -N2 --distenv --distenv-check=strict bash -c 'echo "RAN $SLURMD_NODENAME"'
+	ip netns exec "$ns2" ip link del ens5
+	echo "$warned"
+	echo "$output"
+	# warn (the default): the step runs on both nodes, n2 says why
+	[ "$warned_status" -eq 0 ]
+	[ "$(grep -c '^RAN n[12]$' <<<"$warned")" -eq 2 ]
+	[[ "$warned" =~ "distenv: warning: node n2: NCCL_SOCKET_IFNAME (exported): you exported NCCL_SOCKET_IFNAME==eth0,ens5, which also selects ens5, and NCCL takes ens5's address fe80::"[0-9a-f:]+", which is IPv6 link-local" ]]
+	[[ "$warned" == *"Export NCCL_SOCKET_IFNAME==eth0 (the interfaces of the list that other nodes can reach), or unset it and let distenv derive it"* ]]
+	# n1 has no ens5: nothing to say there
+	[[ "$warned" != *"warning: node n1"* ]]
+	# strict: n2 fails the step within seconds, before any task runs
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[ "$elapsed_ms" -lt 15000 ]
+	[[ "$output" == *"distenv: error: node n2: NCCL_SOCKET_IFNAME (exported): you exported NCCL_SOCKET_IFNAME==eth0,ens5, which also selects ens5"* ]]
+	[[ "$output" != *"RAN n2"* ]]
+	nodes_idle
+}
+
 @test "plugin 'required' with a broken plugstack argument: jobs without --distenv run, with it they fail with the message" {
 	plugstack_with_distenv "colour=blue"
 	run srun -N2 bash -c 'echo "RAN $SLURMD_NODENAME ${NNODES:-none}"'

@@ -4,6 +4,9 @@
 
 # shellcheck disable=SC2034 # used by the .bats files that load this
 TPL="$TOP/templates"
+# The templates source their shared job script from templates/ under the
+# directory sbatch runs in; the tests submit from their own.
+export DPO_JOB_SCRIPT="$TPL/dpo_job.bash"
 LOCAL="$DISTENV_CLUSTER_DIR/node-local"
 
 # lf_yaml SRC OUT [@FILE | KEY=VALUE]...: the YAML SRC with those keys

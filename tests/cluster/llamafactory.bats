@@ -433,7 +433,7 @@ EOF
 	grep -q '^dpo: start 2 (restart 1 of at most 2)' rq.sbatch.out
 	grep -qE "^distenv: n1: resume from checkpoint-8 \(newest complete on this node of 2\)$" rq.sbatch.out
 	grep -qE "^distenv: n2: resume from checkpoint-4 \(newest complete on this node of 2\); skipped checkpoint-8: partial, 2 file\(s\) missing here, first checkpoint-8/global_step8/zero_pp_rank_3_mp_rank_00_optim_states.pt$" rq.sbatch.out
-	grep -qE "^dpo: nodes' newest complete checkpoints: .*-> resume: $LOCAL/rq/checkpoint-4$" rq.sbatch.out
+	grep -qxF "dpo: resume: $LOCAL/rq/checkpoint-4 (the newest checkpoint every node holds)" rq.sbatch.out
 	# n2's copy of checkpoint-4 lacked only DeepSpeed's latest
 	[ "$(grep -c "^distenv: n2: wrote $LOCAL/rq/checkpoint-4/latest (global_step4)" rq.sbatch.out)" -eq 1 ]
 	[ "$(grep -c "Resuming training from checkpoint with epoch 1 and global step 4$" rq.sbatch.out)" -eq 2 ]
@@ -491,7 +491,7 @@ EOF
 	[ ! -e "/tmp/distenv-0-$id.1-0" ]
 	[ ! -e "/tmp/distenv-0-$id.1-1" ]
 	# shellcheck disable=SC2016 # expanded by the task
-	TMPDIR="$LOCAL/tmp dir" srun -N1 -w n1 --distenv --distenv-lf-config="$BATS_FILE_TMPDIR/lora.yaml" \
+	TMPDIR="$LOCAL/tmp dir" srun -N1 -w n1 --distenv --distenv-nproc=2 --distenv-lf-config="$BATS_FILE_TMPDIR/lora.yaml" \
 		bash -c 'cat "$DISTENV_LF_CONFIG"' >resolved.yaml
 	grep -qF "written under /tmp, not TMPDIR=\"$LOCAL/tmp dir\"" resolved.yaml
 	trainer_log n1 "$LOCAL/lora" >lora.losses

@@ -130,6 +130,9 @@ setup() {
 		n=$((n + 1))
 	done
 	echo "$n sbatch templates"
+	[ "$n" -ge 3 ]
+	# and the job script they share, beside them
+	grep -qx /usr/share/distenv/dpo_job.bash <<<"$output"
 	if [ -f "$TOP/contrib/distenv.yaml" ]; then
 		grep -qx /etc/slurm/distenv.yaml <<<"$output"
 		cmp "$TOP/contrib/distenv.yaml" /etc/slurm/distenv.yaml

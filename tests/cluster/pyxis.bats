@@ -59,11 +59,14 @@ pyxis_conf() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(grep -cE '^IN ([0-3]) RANK=\1 LOCAL_RANK=[01] image=12\.' <<<"$output")" -eq 4 ]
-	run srun -N2 --ntasks-per-node=2 --distenv=tasks --fake-pyxis="$conf" \
+	run srun -N2 --ntasks-per-node=2 --distenv=tasks --distenv-show --fake-pyxis="$conf" \
 		/mnt/1/distenv check-env -- python3 /mnt/0/gloo_allreduce.py
 	echo "$output"
 	[ "$status" -eq 0 ]
 	all_ranks_reduced "$output"
+	# the show says that the image may replace what it lists
+	grep -qE '^distenv: n1:   note: .*/spank_pyxis\.so is loaded after distenv: in its container the image.s environment replaces' <<<"$output"
+	grep -qE '^distenv: n2:   note: .*Run `distenv check-env --` first in the container' <<<"$output"
 }
 
 @test "pyxis after distenv, an image that sets NNODES and MASTER_PORT: check-env stops the step on every node, naming each, and so it does for the resolved YAML that enroot's fresh /tmp hides" {

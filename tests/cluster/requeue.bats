@@ -93,8 +93,8 @@ EOF
 	# each node's view, and why n2 skipped checkpoint-8
 	grep -qE "^distenv: n1: resume from checkpoint-8 \(newest complete on this node of 2\)$" rq.out
 	grep -qE "^distenv: n2: resume from checkpoint-4 \(newest complete on this node of 2\); skipped checkpoint-8: partial, 2 file\(s\) missing here, first checkpoint-8/global_step8/bf16_zero_pp_rank_3_mp_rank_00_optim_states.pt$" rq.out
-	grep -qF "dpo: nodes' newest complete checkpoints: $LOCAL/rq/checkpoint-8 $LOCAL/rq/checkpoint-4 -> resume: $LOCAL/rq/checkpoint-4" rq.out ||
-		grep -qF "dpo: nodes' newest complete checkpoints: $LOCAL/rq/checkpoint-4 $LOCAL/rq/checkpoint-8 -> resume: $LOCAL/rq/checkpoint-4" rq.out
+	grep -qxF "dpo: nodes' newest complete checkpoints: n1 $LOCAL/rq/checkpoint-8,n2 $LOCAL/rq/checkpoint-4" rq.out
+	grep -qxF "dpo: resume: $LOCAL/rq/checkpoint-4 (the newest checkpoint every node holds)" rq.out
 	for r in 0 1 2 3; do
 		grep -qE "rank $r/4 node=n[12]: resumed from checkpoint-4 at step 4 of 12" rq.out
 	done

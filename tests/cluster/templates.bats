@@ -53,22 +53,23 @@ losses() {
 	refute findmnt "$LOCAL"
 }
 
-@test "templates: strict shell, shellcheck clean, one parameter block, distenv options, srun --kill-on-bad-exit=1 ... llamafactory-cli train \"\$DISTENV_LF_CONFIG\", no nohup or hand-set rank" {
-	local t
+@test "templates: under 70 lines each, strict shell, shellcheck clean, one parameter block, distenv options, the shared job script sourced once; it holds srun --kill-on-bad-exit=1 ... llamafactory-cli train \"\$DISTENV_LF_CONFIG\", no nohup or hand-set rank" {
+	local t job=$TPL/dpo_job.bash
 	for t in dpo_full_zero3 dpo_full_zero3_offload dpo_lora_zero3; do
 		t=$TPL/$t.sbatch
-		shellcheck "$t"
+		shellcheck -x -P "$TOP" "$t"
+		[ "$(wc -l <"$t")" -lt 70 ]
 		grep -qx 'set -euo pipefail' "$t"
 		[ "$(grep -c '^# ---- parameters' "$t")" -eq 1 ]
 		[ "$(grep -c '^# ---- end of parameters' "$t")" -eq 1 ]
 		grep -qE '^#SBATCH --ntasks-per-node=1 --distenv( |$)' "$t"
 		grep -qE '^#SBATCH --distenv-lf-config=templates/lf/qwen2_72b_[a-z_]+\.yaml$' "$t"
-		# the launch: DISTENV_LF_CONFIG is the step's, expanded in the task
-		# shellcheck disable=SC2016 # the literal line of the template
-		[ "$(grep -cxF "srun --kill-on-bad-exit=1 bash -c 'exec llamafactory-cli train \"\$DISTENV_LF_CONFIG\"'" "$t")" -eq 1 ]
-		# and one step before it that marks output_dir's storage
-		grep -qx 'srun --ntasks-per-node=1 --distenv-mark-storage true' "$t"
-		[ "$(grep -c '^srun' "$t")" -eq 2 ]
+		# the shared script, then its two steps, once each and in order
+		# shellcheck disable=SC2016 # the literal lines of the template
+		grep -nxE 'source "\$\{DPO_JOB_SCRIPT:-templates/dpo_job\.bash\}"|dpo_job_start "\$0"|dpo_job_train' "$t" | cut -d: -f2- >calls
+		printf '%s\n' 'source "${DPO_JOB_SCRIPT:-templates/dpo_job.bash}"' 'dpo_job_start "$0"' dpo_job_train | diff - calls
+		# no step of its own
+		[ "$(grep -c '^[[:space:]]*srun' "$t")" -eq 0 ]
 		# commands only (comments may explain why there is no nohup)
 		grep -v '^[[:space:]]*#' "$t" >commands
 		refute grep -qE 'nohup|(MASTER_ADDR|MASTER_PORT|NODE_RANK|RANK|NNODES|NPROC_PER_NODE)=' commands
@@ -77,6 +78,16 @@ losses() {
 	done
 	grep -q 'expandable_segments:True' "$TPL/dpo_full_zero3_offload.sbatch"
 	grep -qE '^#SBATCH .*--distenv-offload=cpu' "$TPL/dpo_full_zero3_offload.sbatch"
+	# the shared script: the launch (DISTENV_LF_CONFIG is the step's,
+	# expanded in the task), and one step before it that marks output_dir's
+	# storage; the restart's choice is the third srun
+	shellcheck "$job"
+	# shellcheck disable=SC2016 # the literal line of the script
+	[ "$(grep -cxF "		srun --kill-on-bad-exit=1 bash -c 'exec llamafactory-cli train \"\$DISTENV_LF_CONFIG\"'" "$job")" -eq 1 ]
+	grep -qxF '	srun --ntasks-per-node=1 --distenv-mark-storage true' "$job"
+	[ "$(grep -cE '^[[:space:]]*srun|\$\(srun' "$job")" -eq 3 ]
+	grep -v '^[[:space:]]*#' "$job" >commands
+	refute grep -qE 'nohup|(MASTER_ADDR|MASTER_PORT|NODE_RANK|RANK|NNODES|NPROC_PER_NODE)=' commands
 }
 
 @test "template YAMLs and DeepSpeed files: DPO keys, ZeRO-3, offload only in the offload config, the sample dataset registered" {
@@ -259,11 +270,11 @@ EOF
 	# save_on_each_node forced true there is a warning, and under
 	# --distenv-check=strict an error before launch
 	lf_yaml sh.yaml c6.yaml save_on_each_node=true
-	run srun -N2 --distenv --distenv-lf-config=c6.yaml true
+	run srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=c6.yaml true
 	echo "$output"
 	[ "$status" -eq 0 ]
 	grep -qE '^distenv: warning: n2: .*save_on_each_node: true with output_dir on shared storage' <<<"$output"
-	run srun -N2 --distenv --distenv-check=strict --distenv-lf-config=c6.yaml true
+	run srun -N2 --distenv --distenv-nproc=2 --distenv-check=strict --distenv-lf-config=c6.yaml true
 	echo "$output"
 	[ "$status" -ne 0 ]
 	grep -qE '^distenv: error: n[12]: .*save_on_each_node: true with output_dir on shared storage' <<<"$output"

@@ -78,12 +78,37 @@ ended_fast() {
 }
 
 @test "a failure on one node only ends the step on all nodes: the others do not wait in the rendezvous" {
-	# MASTER_ADDR=n2 names node index 1: n1, which hosts the store, fails;
-	# n2 would start torchrun and wait for a store that never comes.
-	launch MASTER_ADDR=n2
+	# An address no node holds: n1, which hosts the store, fails; n2
+	# would start torchrun and wait for a store that never comes.
+	launch MASTER_ADDR="$CLUSTER_NET.99"
 	ended_fast
-	grep -qF 'distenv: error: MASTER_ADDR (exported): you exported MASTER_ADDR=n2, the step says node index 0 is n1, where the rendezvous store listens, and n2 is not one of its addresses' <<<"$output"
+	grep -qF "distenv: error: MASTER_ADDR (exported): you exported MASTER_ADDR=$CLUSTER_NET.99, the step says node index 0 is n1, where the rendezvous store listens, and $CLUSTER_NET.99 is not one of its addresses" <<<"$output"
 	grep -qE 'distenv: ending step [0-9]+\.0 on all 2 nodes, so that none waits for this one' <<<"$output"
+	nodes_idle
+}
+
+@test "each node given its own address as MASTER_ADDR: the node that is not the master fails the step within seconds, naming the master and the fix" {
+	# The name head resolves on each node to that node's own address,
+	# as when every node is told its own address: n1, the master, holds
+	# it and passes; n2 would wait for a store on itself.
+	local i hosts saved=()
+	for i in 1 2; do
+		hosts=/etc/netns/$CLUSTER_NS$i/hosts
+		saved[i]=$(cat "$hosts")
+		# Append in place: ip netns exec bind-mounted this very file.
+		printf '%s.%s\thead\n' "$CLUSTER_NET" "$i" >>"$hosts"
+	done
+	launch MASTER_ADDR=head
+	for i in 1 2; do
+		printf '%s\n' "${saved[i]}" >"/etc/netns/$CLUSTER_NS$i/hosts"
+	done
+	ended_fast
+	grep -qF "distenv: error: MASTER_ADDR (exported): you exported MASTER_ADDR=head, which resolves here to $CLUSTER_NET.2, an address of this node (n2, node index 1, on eth0), but the rendezvous store listens on n1 (node index 0): this node would wait for a store of its own that nobody starts, and the rendezvous never forms. Unset it: distenv derives the address of n1 (node index 0) for every node; or export that node's address, the same on every node" <<<"$output"
+	grep -qE 'distenv: ending step [0-9]+\.0 on all 2 nodes' <<<"$output"
+	# n1 holds the address: no error there, n2's only.
+	[ "$(grep -c 'distenv: error:' <<<"$output")" -eq 1 ]
+	grep -qE "distenv: job [0-9]+ step 0 node n2: failed the step: MASTER_ADDR \(exported\): you exported MASTER_ADDR=head" \
+		"$DISTENV_CLUSTER_DIR"/log/slurmd-n2.log
 	nodes_idle
 }
 

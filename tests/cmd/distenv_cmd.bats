@@ -94,6 +94,62 @@ setup() {
 	[[ "$output" =~ ^"distenv: error: node localhost: master host localhost: the name resolves only to the loopback address "(127\.0\.0\.1|::1)", which other nodes cannot reach. Map the name to the node's cluster address in /etc/hosts or DNS" ]]
 }
 
+# own_ipv4: this machine's first global IPv4 address (ip-address(8)).
+own_ipv4() {
+	ip -o -4 addr show scope global | awk '{ sub("/.*", "", $4); print $4; exit }'
+}
+
+@test "a node other than the master's refuses its own address as MASTER_ADDR, naming the master and the fix" {
+	# This machine is node index 1 of a 2-node step; node index 0,
+	# otherhost, hosts the store.
+	export SLURM_STEP_NUM_NODES=2 SLURM_STEP_NODELIST=otherhost,localhost SLURM_STEP_TASKS_PER_NODE='1(x2)'
+	export SLURM_NODEID=1 SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=1
+	own=$(own_ipv4)
+	[ -n "$own" ]
+	MASTER_ADDR=$own run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == "distenv: error: MASTER_ADDR (exported): you exported MASTER_ADDR=$own, an address of this node (localhost, node index 1, on "*"), but the rendezvous store listens on otherhost (node index 0): this node would wait for a store of its own that nobody starts, and the rendezvous never forms. Unset it: distenv derives the address of otherhost (node index 0) for every node; or export that node's address, the same on every node" ]]
+	# With both interface variables exported too, distenv needs no
+	# other network fact, and still checks this one.
+	MASTER_ADDR=$own NCCL_SOCKET_IFNAME=lo GLOO_SOCKET_IFNAME=lo run "$DISTENV" env
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"you exported MASTER_ADDR=$own, an address of this node (localhost, node index 1"* ]]
+	# The same export on node index 0, which hosts the store, is right.
+	export SLURM_STEP_NODELIST=localhost,otherhost SLURM_NODEID=0 SLURM_PROCID=0
+	MASTER_ADDR=$own run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	grep -qx "export PET_MASTER_ADDR='$own'" <<<"$output"
+}
+
+# in_netns CMD...: CMD in a network namespace of its own (unshare(1),
+# no root needed): v0 holds 10.200.0.2/24, its peer v1 an IPv6
+# link-local address only.
+in_netns() {
+	unshare -rn sh -c 'ip link set lo up &&
+		ip link add v0 type veth peer name v1 &&
+		ip link set v0 up && ip link set v1 up &&
+		ip addr add 10.200.0.2/24 dev v0 &&
+		ip -6 addr add fe80::5/64 dev v1 nodad &&
+		exec "$@"' sh "$@"
+}
+
+@test "an NCCL list whose later interface has an IPv6 link-local address only: a warning naming it and the usable ones" {
+	# This namespace is node index 0 of a 2-node step, the master at
+	# 10.200.0.2 on v0; NCCL's bootstrap takes v0, its socket transport
+	# v1 too.
+	export SLURM_STEP_NUM_NODES=2 SLURM_STEP_NODELIST=localhost,otherhost SLURM_STEP_TASKS_PER_NODE='1(x2)'
+	export SLURM_STEP_NUM_TASKS=2 MASTER_ADDR=10.200.0.2
+	NCCL_SOCKET_IFNAME='=v0,v1' run in_netns "$DISTENV" env
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ "distenv: warning: node localhost: NCCL_SOCKET_IFNAME (exported): you exported NCCL_SOCKET_IFNAME==v0,v1, which also selects v1, and NCCL takes v1's address fe80::"[0-9a-f:]+", which is IPv6 link-local (it needs the link's scope and crosses no router)" ]]
+	grep -qF "Export NCCL_SOCKET_IFNAME==v0 (the interfaces of the list that other nodes can reach), or unset it and let distenv derive it" <<<"$output"
+	grep -qx "export GLOO_SOCKET_IFNAME='v0'" <<<"$output"
+	# v0 alone: no word.
+	NCCL_SOCKET_IFNAME='=v0' run in_netns "$DISTENV" env
+	[ "$status" -eq 0 ]
+	! grep -q 'warning' <<<"$output" || false
+}
+
 @test "an interface that does not exist is named with the ones that do" {
 	run "$DISTENV" env --ifname =ens5
 	[ "$status" -eq 1 ]
@@ -122,6 +178,23 @@ setup() {
 	NCCL_IB_HCA=mlx5_9 SLURM_STEP_GPUS=0 run "$DISTENV" env --mode tasks
 	[ "$status" -eq 1 ]
 	[[ "$output" == "distenv: error: node localhost: NCCL_IB_HCA (exported): 'mlx5_9' selects no active port of this node's HCAs"* ]]
+}
+
+@test "a CUDA_VISIBLE_DEVICES naming GPUs the task lacks: a warning with the task's GPUs in both numberings; Slurm's values pass" {
+	# The step holds GPUs 4 and 5 of the node; a recipe's 0,1,2,3.
+	export SLURM_GPUS_ON_NODE=2 SLURM_STEP_GPUS=4,5
+	CUDA_VISIBLE_DEVICES=0,1,2,3 run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	grep -qxF "distenv: warning: node localhost: CUDA_VISIBLE_DEVICES (exported): you exported CUDA_VISIBLE_DEVICES=0,1,2,3 (Slurm never sets such a value): device 2 is not one of this task's GPUs, 4,5 (SLURM_STEP_GPUS); CUDA shows only the devices listed before the first index it cannot use, so the task sees fewer GPUs than the list names, or none. Unset it (Slurm sets it for each task), or name the task's GPUs: 0,1 (CUDA's numbering when Slurm constrains the devices, ConstrainDevices=yes) or 4,5 (their global indices otherwise)" <<<"$output"
+	grep -qx "export NPROC_PER_NODE='2'" <<<"$output"
+	# What Slurm sets: the global indices, or 0 to n-1 under
+	# ConstrainDevices.
+	CUDA_VISIBLE_DEVICES=4,5 run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	! grep -q 'warning' <<<"$output" || false
+	CUDA_VISIBLE_DEVICES=0,1 run "$DISTENV" env
+	[ "$status" -eq 0 ]
+	! grep -q 'warning' <<<"$output" || false
 }
 
 @test "Gloo is given NCCL's syntax or an address: refused before launch" {

@@ -39,7 +39,7 @@ static struct world *world_new(uint32_t node_id, const char *kv,
 
 static int check(struct world *w, enum distenv_mode mode)
 {
-	return distenv_user_check(mode, &w->step, &w->fx.net, &w->err);
+	return distenv_user_check(mode, &w->step, &w->fx.net, NULL, &w->err);
 }
 
 /* The migrating user's leftover NODE_RANK=0 fails on both nodes of a
@@ -190,10 +190,97 @@ static void master_addr_not_node_zero(void **state)
 			    "and n2 is not one of its addresses");
 	w = world_new(0, "MASTER_ADDR=n1", "10.77.0.1");
 	assert_int_equal(check(w, DISTENV_MODE_TORCHRUN), 0);
-	/* Elsewhere the address cannot be judged: passes. */
-	w = world_new(1, "MASTER_ADDR=n2", "10.77.0.2");
+	/* On n2 the master's address is no address of n2: passes. */
+	w = world_new(1, "MASTER_ADDR=n1", "10.77.0.1");
 	assert_int_equal(check(w, DISTENV_MODE_TORCHRUN), 0);
 }
+
+/* A node other than the master's, given its own address as MASTER_ADDR
+ * (hiyouga/LlamaFactory issue 7326), fails naming the address, the
+ * master node and the fix, whatever the mode; its master's address
+ * passes (above). */
+static void master_addr_own_address_off_master(void **state)
+{
+	static const enum distenv_mode modes[] = { DISTENV_MODE_TORCHRUN,
+						   DISTENV_MODE_TASKS,
+						   DISTENV_MODE_ELASTIC };
+	struct world *w;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		w = world_new(1, "MASTER_ADDR=10.77.0.2", "10.77.0.2");
+		assert_int_equal(check(w, modes[i]), -1);
+		assert_string_equal(w->err.where, "MASTER_ADDR (exported)");
+		assert_string_equal(
+			w->err.what,
+			"you exported MASTER_ADDR=10.77.0.2, an address of this "
+			"node (n2, node index 1, on eth0), but the rendezvous "
+			"store listens on n1 (node index 0): this node would "
+			"wait for a store of its own that nobody starts, and "
+			"the rendezvous never forms");
+		assert_string_equal(
+			w->err.fix,
+			"unset it: distenv derives the address of n1 (node "
+			"index 0) for every node; or export that node's "
+			"address, the same on every node");
+	}
+	/* Its host name, as resolved here; any interface of the node. */
+	w = world_new(1, "MASTER_ADDR=n2", "10.99.2.1");
+	assert_int_equal(check(w, DISTENV_MODE_TORCHRUN), -1);
+	assert_non_null(strstr(w->err.what,
+			       "you exported MASTER_ADDR=n2, which resolves "
+			       "here to 10.99.2.1, an address of this node "
+			       "(n2, node index 1, on eth1)"));
+	/* The site's master_name: rule names what distenv resolves. */
+	w = world_new(1, "MASTER_ADDR=n2", "10.77.0.2");
+	assert_int_equal(distenv_user_check(DISTENV_MODE_TORCHRUN, &w->step,
+					    &w->fx.net, "n1-ib", &w->err),
+			 -1);
+	assert_non_null(strstr(w->err.fix, "the address of n1-ib (node "
+					   "index 0)"));
+	/* A single-node step, or the batch script: nothing to check. */
+	w = world_new(1, "MASTER_ADDR=10.77.0.2", "10.77.0.2");
+	w->step.nnodes = 1;
+	assert_int_equal(check(w, DISTENV_MODE_TORCHRUN), 0);
+	w = world_new(1, "MASTER_ADDR=10.77.0.2", "10.77.0.2");
+	w->step.kind = DISTENV_STEP_BATCH;
+	assert_int_equal(check(w, DISTENV_MODE_TORCHRUN), 0);
+}
+
+/* A host name /etc/hosts maps to 127.0.1.1 (Debian's installer) is this
+ * node too: said as loopback, with the same fix. */
+static void master_addr_own_name_loopback(void **state)
+{
+	struct world *w = world_new(1, "MASTER_ADDR=n2", "127.0.1.1");
+
+	(void)state;
+	assert_int_equal(check(w, DISTENV_MODE_TORCHRUN), -1);
+	assert_non_null(strstr(w->err.what,
+			       "you exported MASTER_ADDR=n2, which resolves "
+			       "here to 127.0.1.1, a loopback address of this "
+			       "node (n2, node index 1)"));
+	assert_non_null(strstr(w->err.fix, "unset it: distenv derives"));
+}
+
+/* Tasks mode with task 0 on node index 1 (an arbitrary distribution):
+ * node index 0 is not the master there, and the master node itself is
+ * judged by the rule of the master's addresses. */
+static void master_addr_own_when_task0_elsewhere(void **state)
+{
+	struct world *w = world_new(0, "MASTER_ADDR=10.77.0.1", "10.77.0.1");
+
+	(void)state;
+	w->step.master_node_id = 1;
+	snprintf(w->step.node_name, sizeof(w->step.node_name), "n1");
+	snprintf(w->step.master_host, sizeof(w->step.master_host), "n2");
+	assert_int_equal(check(w, DISTENV_MODE_TASKS), -1);
+	assert_non_null(strstr(w->err.what, "the rendezvous store listens on "
+					    "n2 (node index 1)"));
+	assert_non_null(strstr(w->err.fix, "the address of n2 (node index "
+					   "1)"));
+}
+
 
 static void off_checks_nothing(void **state)
 {
@@ -214,6 +301,9 @@ int main(void)
 		cmocka_unit_test(master_port_range),
 		cmocka_unit_test(master_addr_loopback),
 		cmocka_unit_test(master_addr_not_node_zero),
+		cmocka_unit_test(master_addr_own_address_off_master),
+		cmocka_unit_test(master_addr_own_name_loopback),
+		cmocka_unit_test(master_addr_own_when_task0_elsewhere),
 		cmocka_unit_test(off_checks_nothing),
 	};
 

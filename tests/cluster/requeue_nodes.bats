@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# A requeued job on other nodes: Slurm schedules a requeued start like a
+# new job, so with node-local disks (cluster.sh --node-local) its
+# allocation may lack the checkpoints the run saved. The DPO template
+# (the real template, the CPU DPO trainer of templates.bats, 2 processes
+# per node) never starts over silently then: it stops before training,
+# naming the nodes that hold a checkpoint and those that do not.
+# A 4-node cluster; the first start runs on n1 and n2, the requeued one
+# on n1 and n3 (n2 drained: a partly overlapping allocation) or on n3 and
+# n4 (disjoint). The requeue: USR1 as in requeue.bats.
+
+load helpers
+load lf_helpers
+
+LFBIN="$TOP/tests/cluster/lf/bin"
+# shellcheck disable=SC2034 # read by test_yaml (lf_helpers.bash)
+TINY="$TOP/tests/cluster/lf/tiny_model"
+
+setup_file() { cluster_file_setup 4 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"; }
+teardown_file() { cluster_file_teardown; }
+
+setup() {
+	cluster_test_setup
+	export PATH="$LFBIN:$PATH" TMPDIR="$LOCAL"
+}
+
+# back in service whatever a test drained, also when it failed
+teardown() {
+	scontrol update NodeName=n2 State=RESUME 2>/dev/null || true
+}
+
+# first_start_then_requeue NAME NODES: the template on n1,n2 with
+# output_dir $LOCAL/NAME, paused after checkpoint-4, warned, requeued;
+# the requeued start then allowed on NODES only. Prints the job id.
+first_start_then_requeue() {
+	local name=$1 nodes=$2 id
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" "$name.yaml" "output_dir=$LOCAL/$name" >&2
+	template_copy "$TPL/dpo_full_zero3.sbatch" "$name.sbatch" "#SBATCH --job-name=dpo-$name" \
+		"#SBATCH --nodes=2" "#SBATCH --time=10" "#SBATCH --distenv-nproc=2" \
+		"#SBATCH --distenv-lf-config=$BATS_FILE_TMPDIR/$name.yaml" \
+		"#SBATCH --signal=B:USR1@60" "#SBATCH --open-mode=append" >&2
+	id=$(DPO_TEST_PAUSE_AFTER=4 DPO_SAVE_GRACE=1 \
+		sbatch --parsable -w n1,n2 -o "$name.out" -e "$name.out" "$name.sbatch")
+	wait_line "$name.out" 'paused after checkpoint-4' "$id" >&2
+	scancel --batch --signal=USR1 "$id"
+	wait_line "$name.out" "dpo: requeueing job $id" "$id" >&2
+	wait_state "$id" PENDING
+	# n2 drained while the job waits in the queue, as a failed node is
+	scontrol update NodeName=n2 State=DRAIN Reason=distenv-test
+	scontrol update JobId="$id" ReqNodeList="$nodes"
+	wait_requeued "$id" 2>/dev/null
+	wait_state "$id" 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
+	echo "$id"
+}
+
+@test "requeued onto a partly different allocation (n2 drained, n1 and n3): the job stops before training, naming n3 without a checkpoint and n1 with one" {
+	local id
+	id=$(first_start_then_requeue ov n1,n3)
+	cat ov.out
+	[ "$(job_field "$id" JobState)" = FAILED ]
+	[ "$(job_field "$id" Restarts)" = 1 ]
+	grep -q '^dpo: start 2 (restart 1 of at most 5)' ov.out
+	grep -qxF "dpo: nodes' newest complete checkpoints: n1 $LOCAL/ov/checkpoint-4,n3 none" ov.out
+	grep -qF "dpo: restart 1: n3 of this allocation hold no complete checkpoint in output_dir, n1 do: training would start over from step 0 on a partial copy. Not training." ov.out
+	grep -qF 'DPO_FRESH_START=1 starts over knowingly' ov.out
+	# the restart trained nothing: the first start's 4 ranks, no more
+	[ "$(grep -c 'fresh start, step 0' ov.out)" -eq 4 ]
+	refute grep -q 'resumed from' ov.out
+	refute grep -q '^dpo: resume: ' ov.out
+}
+
+@test "requeued onto a disjoint allocation (n3 and n4): no node holds a checkpoint; the job stops before training and says so" {
+	local id
+	id=$(first_start_then_requeue dj n3,n4)
+	cat dj.out
+	[ "$(job_field "$id" JobState)" = FAILED ]
+	[ "$(job_field "$id" Restarts)" = 1 ]
+	grep -qxF "dpo: nodes' newest complete checkpoints: n3 none,n4 none" dj.out
+	grep -qF "dpo: restart 1: no node of this allocation (n[3-4]) holds a complete checkpoint in output_dir: training would start over from step 0. Not training." dj.out
+	[ "$(grep -c 'fresh start, step 0' dj.out)" -eq 4 ]
+	# the run's checkpoint is still where it was saved
+	run srun -w n1 -N1 ls "$LOCAL/dj"
+	[[ "$output" == *checkpoint-4* ]]
+}
