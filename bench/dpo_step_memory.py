@@ -1,7 +1,7 @@
 """Measure one LLaMA-Factory DPO step's activation memory on the CPU and
 compare it with distenv's model of it (docs/memory.md).
 
-    VENV/bin/python bench/dpo_step_memory.py [--distenv ./distenv] [--quick]
+    VENV/bin/python bench/dpo_step_memory.py [--distenv ./distenv] [--quick] [--stacks]
 
 For each shape below it builds a Qwen2 model with random weights (no
 download), prepares it with LLaMA-Factory's own prepare_model_for_training
@@ -17,6 +17,18 @@ as after a run's first step: distenv counts them with the model states.
 distenv plan is then asked for the same shape (a config.json written
 beside, one GPU, cutoff_len SEQ) and its activation terms are summed the
 way plan_seqfit.c sums them.
+
+--stacks measures the first shape's forward peak per token and
+vocabulary entry for the stacks distenv plans differently
+(plugin/plan/plan_stack.h): LLaMA-Factory 0.9.5's step as it is
+(labels popped before the model is called), and the step of
+LLaMA-Factory 0.8.0-0.9.3, which call the model with the labels, so
+the model computes its own cross-entropy in each forward. The labels
+are put back by a thin wrapper around the policy and the reference
+model (PassLabels); the model's loss is either the installed
+transformers' ForCausalLMLoss or the tensor sequence of transformers
+4.46's (loss/loss_utils.py: fp32 copy, shifted contiguous copy,
+cross_entropy), set as the model's loss_function.
 
 What it checks: the logits term (20 bytes per token and vocabulary entry
 with a reference model), the checkpointed layer inputs and the per-layer
@@ -89,6 +101,34 @@ def make_batch(vocab, seq):
     return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
+class PassLabels:
+    """A model called as LLaMA-Factory 0.8.0-0.9.3 call it: with the
+    batch's labels (0.9.4 and later pop them first)."""
+
+    def __init__(self, model, labels):
+        self.model, self.labels = model, labels
+
+    def __call__(self, **kwargs):
+        return self.model(**kwargs, labels=self.labels)
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+
+def causal_lm_loss_446(logits, labels, vocab_size, num_items_in_batch=None,
+                       ignore_index=IGNORE_INDEX, **kwargs):
+    """The tensors transformers 4.46's ForCausalLMLoss (loss/loss_utils.py)
+    makes while its caller keeps the 16-bit logits: an fp32 copy, the
+    shifted contiguous copy, cross_entropy's log_softmax."""
+    logits = logits.float()
+    shift_logits = logits[..., :-1, :].contiguous()
+    shift_labels = labels[..., 1:].contiguous().view(-1)
+    reduction = "sum" if num_items_in_batch is not None else "mean"
+    loss = F.cross_entropy(shift_logits.view(-1, vocab_size), shift_labels,
+                           ignore_index=ignore_index, reduction=reduction)
+    return loss / num_items_in_batch if num_items_in_batch is not None else loss
+
+
 def make_trainer(ref):
     """LLaMA-Factory's trainer object with only what get_batch_loss_metrics
     reads; the preference loss is the sigmoid DPO loss on four scalars per
@@ -108,10 +148,14 @@ def make_trainer(ref):
     return t
 
 
-def measure(cfg, seq, grad_ckpt):
+def measure(cfg, seq, grad_ckpt, stack="0.9.5"):
     """The step's peak of live CPU bytes above what was alive before it:
-    (forward peak, step peak)."""
+    (forward peak, step peak). stack: "0.9.5" as it is; "labels" the
+    labels passed (0.8.0-0.9.3) with the installed transformers' loss;
+    "labels-4.46" the same with transformers 4.46's loss."""
     policy, ref = make_models(cfg)
+    if stack == "labels-4.46":
+        policy.loss_function = ref.loss_function = causal_lm_loss_446
     prepare_model_for_training(policy, SimpleNamespace(
         upcast_layernorm=False, disable_gradient_checkpointing=not grad_ckpt,
         use_unsloth_gc=False, use_reentrant_gc=True, upcast_lmhead_output=False))
@@ -124,8 +168,12 @@ def measure(cfg, seq, grad_ckpt):
         p.grad = torch.zeros_like(p)
     trainer = make_trainer(ref)
     batch = make_batch(cfg["vocab_size"], seq)
+    model = policy
+    if stack != "0.9.5":
+        model = PassLabels(policy, batch["labels"])
+        trainer.ref_model = PassLabels(ref, batch["labels"])
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        loss, _ = trainer.get_batch_loss_metrics(policy, batch)
+        loss, _ = trainer.get_batch_loss_metrics(model, batch)
         with record_function("distenv_backward"):
             loss.backward()
     events = prof.profiler.kineto_results.events()
@@ -150,8 +198,31 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--distenv", default="./distenv")
     ap.add_argument("--quick", action="store_true", help="the first shape only")
+    ap.add_argument("--stacks", action="store_true",
+                    help="the first shape's forward peak per stack only")
+    ap.add_argument("--stacks-seq", type=int, default=128, metavar="S",
+                    help="tokens per row for --stacks (default 128)")
+    ap.add_argument("--stacks-only", default="0.9.5,labels,labels-4.46", metavar="LIST",
+                    help="the --stacks variants to run (default all: 0.9.5,labels,labels-4.46)")
     args = ap.parse_args()
     mib = 2.0 ** 20
+    if args.stacks:
+        import transformers
+
+        name, cfg, _, ckpt = SHAPES[0]
+        seq = args.stacks_seq
+        v = cfg["vocab_size"]
+        print(f"torch {torch.__version__}, transformers {transformers.__version__}; "
+              f"{name}, 2 rows of {seq}; forward peak per token and vocabulary entry")
+        for stack, what in (("0.9.5", "LLaMA-Factory 0.9.5 (labels popped)"),
+                            ("labels", f"labels passed (0.8.0-0.9.3), transformers {transformers.__version__}'s loss"),
+                            ("labels-4.46", "labels passed (0.8.0-0.9.3), transformers 4.46's loss")):
+            if stack not in args.stacks_only.split(","):
+                continue
+            fwd, _ = measure(cfg, seq, ckpt, stack)
+            print(f"  {what:70} {fwd / (2 * seq * v):6.2f} bytes")
+            sys.stdout.flush()
+        return
     print(f"torch {torch.__version__}; one DPO step, 2 rows; MiB = 2^20 bytes")
     print(f"{'shape':55} {'tokens':>6} {'measured':>9} {'modeled':>9} {'ratio':>6}")
     for name, cfg, seq, ckpt in SHAPES[:1] if args.quick else SHAPES:

@@ -44,8 +44,27 @@ the chat template, by LLaMA-Factory's own code (docs/contracts.md 9):
   dataset); num_samples is not: every row is checked. Images, videos and
   audio are not expanded into their tokens (said when the data has them).
 
+Units: tokens, and characters. The check also measures how many
+characters of the pairs' own text (prompt turns, system prompt and both
+answers, without the chat template's markup) one token of this tokenizer
+holds on this data, and prints the limits in both units: a limit of N
+tokens is about N x that many characters of such text. Figures given
+without a unit ("8k prompts") may be either; docs/memory.md.
+
+The stack: the LLaMA-Factory and transformers versions of this Python,
+and the logits term the memory plan takes for them (22 bytes per token
+and vocabulary entry where LLaMA-Factory 0.8.0-0.9.3 pass the labels to
+a transformers 4.46-4.48 model, else 20: plugin/plan/plan_stack.h), with
+the distenv plan options that plan for the same stack.
+
+Host memory at a save: with use_unsloth_gc, the pinned block class each
+row needs, how many rows cross a class boundary, and, given --host-base
+and --host-mem, node 0's worst host memory at a save
+(templates/check_data_host.py).
+
 Exit status: 0 when every pair fits; 3 when some are over cutoff_len or
---max-prompt-tokens (listed); 1 when the check cannot be made (the
+--max-prompt-tokens (listed), or node 0's save could run out of host
+memory; 1 when the check cannot be made (the
 message says what, where and how to fix it); 2 on a usage error.
 """
 
@@ -57,6 +76,9 @@ import math
 import os
 import re
 import sys
+
+from check_data_host import host_check, size
+from check_data_units import TextCount, both_units, in_chars, stack_line
 
 PROG = "check_data_lengths"
 EXIT_FIT, EXIT_ERROR, EXIT_USAGE, EXIT_OVER = 0, 1, 2, 3
@@ -439,9 +461,18 @@ def encode_pair(template, tokenizer, example):
     return len(prompt_ids), len(chosen_ids) + eos, len(rejected_ids) + eos
 
 
-def measure(data_args, template, tokenizer, name, attr, path, info_path):
+def count_text(count, tokenizer, example):
+    """The pair's own text into count: system prompt, prompt turns, both
+    answers."""
+    count.add(tokenizer, example.get("_system"))
+    for message in (example.get("_prompt") or []) + (example.get("_response") or [])[:2]:
+        if isinstance(message, dict):
+            count.add(tokenizer, message.get("content"))
+
+
+def measure(data_args, template, tokenizer, name, attr, path, info_path, count=None):
     """Pairs of one dataset, the rows LLaMA-Factory drops, and how many rows
-    carry media."""
+    carry media; the measured pairs' text into count (a TextCount)."""
     from llamafactory.data.converter import get_dataset_converter
 
     converter = get_dataset_converter(attr.formatting, attr, data_args)
@@ -467,6 +498,8 @@ def measure(data_args, template, tokenizer, name, attr, path, info_path):
                 dropped.append(Pair(name, file, index, line or 0, 0, 0, 0))
             else:
                 pairs.append(Pair(name, file, index, line or 0, *counts))
+                if count is not None:
+                    count_text(count, tokenizer, example)
     return pairs, dropped, media
 
 
@@ -478,12 +511,17 @@ def nearest_rank(sorted_values, p):
     return sorted_values[max(0, math.ceil(p / 100 * len(sorted_values)) - 1)]
 
 
-def table(pairs, cutoff_len, max_prompt):
+def table(pairs, cutoff_len, max_prompt, cpt=0.0):
+    def chars(n):
+        return f", ~{in_chars(n, cpt):,} characters" if cpt else ""
+
     rows = [
-        ("prompt", [p.prompt for p in pairs], f"{max_prompt} (--max-prompt-tokens, as trained)" if max_prompt else ""),
+        ("prompt", [p.prompt for p in pairs],
+         f"{max_prompt} (--max-prompt-tokens, as trained{chars(max_prompt)})" if max_prompt else ""),
         ("chosen", [p.chosen for p in pairs], ""),
         ("rejected", [p.rejected for p in pairs], ""),
-        ("prompt+answer", [p.prompt + max(p.chosen, p.rejected) for p in pairs], f"{cutoff_len} (cutoff_len)"),
+        ("prompt+answer", [p.prompt + max(p.chosen, p.rejected) for p in pairs],
+         f"{cutoff_len} (cutoff_len{chars(cutoff_len)})"),
     ]
     lines = [f"  {'':<14}{'count':>8}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>8}  limit"]
     for label, values, limit in rows:
@@ -509,12 +547,20 @@ def over_limits(pair, cutoff_len, max_prompt):
     return "; ".join(why)
 
 
-def report(cfg, template_name, pairs, dropped, media, cutoff_len, max_prompt, show):
+def report(cfg, template_name, pairs, dropped, media, cutoff_len, max_prompt, show, count=None):
     """Print the report; return the exit status."""
     import llamafactory
+    import transformers
 
     say(f"{cfg.path}: {len(pairs)} pairs, tokens as LLaMA-Factory {llamafactory.__version__} "
         f"encodes them (template {template_name}, tokenizer of {cfg.get('model_name_or_path')})")
+    say(stack_line(llamafactory.__version__, transformers.__version__))
+    cpt = count.per_token() if count is not None else 0.0
+    if cpt:
+        say(f"units: {cpt:.2f} characters per token on this data ({count.chars:,} characters of the pairs' "
+            f"text in {count.tokens:,} tokens, without the chat template); cutoff_len "
+            f"{both_units(cutoff_len, cpt)}"
+            + (f", --max-prompt-tokens {both_units(max_prompt, cpt)}" if max_prompt else ""))
     if dropped:
         say(f"note: {len(dropped)} rows that LLaMA-Factory drops as invalid pairs (not measured), first: "
             + ", ".join(f"{d.dataset} row {d.index} ({d.where()})" for d in dropped[:5]))
@@ -523,7 +569,7 @@ def report(cfg, template_name, pairs, dropped, media, cutoff_len, max_prompt, sh
     if not pairs:
         say("no pairs to measure")
         return EXIT_FIT
-    for line in table(pairs, cutoff_len, max_prompt):
+    for line in table(pairs, cutoff_len, max_prompt, cpt):
         print(line)
     over = [(p, why) for p in pairs if (why := over_limits(p, cutoff_len, max_prompt))]
     if not over:
@@ -553,9 +599,23 @@ def parse_args(argv):
                         help="the longest prompt the memory plan allows (0: no limit)")
     parser.add_argument("--show", type=int, metavar="N", default=50,
                         help="list at most N pairs that are over (0: all; default 50)")
+    parser.add_argument("--host-base", metavar="SIZE", type=str, default=None,
+                        help="node 0's host memory at a save without use_unsloth_gc's pinned blocks (distenv plan "
+                             "--json: host_bytes_steady + host_bytes_gather), with its unit: 600G")
+    parser.add_argument("--host-mem", metavar="SIZE", type=str, default=None,
+                        help="the memory of node 0 the job may use, with its unit: 1T")
+    parser.add_argument("--gpus-per-node", type=int, metavar="G", default=8,
+                        help="GPUs (training processes) per node (default 8)")
     args = parser.parse_args(argv)
     if args.max_prompt_tokens < 0 or args.show < 0:
         parser.error("--max-prompt-tokens and --show take a count >= 0")
+    if args.gpus_per_node < 1:
+        parser.error("--gpus-per-node takes a count >= 1")
+    for name in ("host_base", "host_mem"):
+        value = getattr(args, name)
+        if value is not None and size(value) is None:
+            parser.error(f"--{name.replace('_', '-')}: {value!r} is not a size with a unit (600G, 1T)")
+        setattr(args, name, None if value is None else size(value))
     return args
 
 
@@ -570,12 +630,15 @@ def run(args):
     datasets = dataset_attrs(cfg, data_args)
     tokenizer = load_tokenizer(cfg)
     template = load_template(cfg, tokenizer, data_args)
-    pairs, dropped, media = [], [], 0
+    pairs, dropped, media, count = [], [], 0, TextCount()
     for name, attr, path, info_path in datasets:
-        p, d, m = measure(data_args, template, tokenizer, name, attr, path, info_path)
+        p, d, m = measure(data_args, template, tokenizer, name, attr, path, info_path, count)
         pairs, dropped, media = pairs + p, dropped + d, media + m
-    return report(cfg, data_args.template, pairs, dropped, media, data_args.cutoff_len,
-                  args.max_prompt_tokens, args.show)
+    status = report(cfg, data_args.template, pairs, dropped, media, data_args.cutoff_len,
+                    args.max_prompt_tokens, args.show, count)
+    if host_check(cfg, pairs, data_args.cutoff_len, args, say):
+        status = EXIT_OVER
+    return status
 
 
 def main(argv):

@@ -82,6 +82,7 @@ int distenv_lf_cmd_options(const struct distenv_command *cmd, int argc,
 				  facts->node_id, facts->nnodes);
 		return distenv_cmd_usage_error(&err);
 	}
+	distenv_cmd_stack_detect(&req->stack);
 	return -1;
 }
 

@@ -16,6 +16,75 @@ static const char *on_off(int v)
 	return v ? "on" : "off";
 }
 
+static const char *ver_text(const struct plan_version *v)
+{
+	return v->known ? v->text : "unknown";
+}
+
+static const char *from_text(const char *from)
+{
+	return from && from[0] ? from : "not given";
+}
+
+/* The stack planned for and what it changes (plan_stack.h). */
+static void print_stack(FILE *out, const struct lf_decision *dec)
+{
+	const struct plan_stack *s = &dec->stack;
+
+	fprintf(out,
+		"  stack: LLaMA-Factory %s (%s), transformers %s (%s): "
+		"logits %.0f bytes per token and vocabulary entry%s\n",
+		ver_text(&s->lf), from_text(s->lf_from), ver_text(&s->tf),
+		from_text(s->tf_from), plan_act_logit_bytes(&dec->fit_in.act),
+		dec->fit_in.act.model_ce ?
+			" (the model's own cross-entropy in each forward: "
+			"LLaMA-Factory 0.8.0-0.9.3 with transformers "
+			"4.46-4.48, or a version unknown)" :
+			"");
+}
+
+/* The same as JSON members; the texts are checked version strings and
+ * the option names or the Python's name (escaped). */
+static void json_string(FILE *out, const char *v)
+{
+	fputc('"', out);
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			fputc('\\', out);
+		if ((unsigned char) *v >= 0x20)
+			fputc(*v, out);
+	}
+	fputc('"', out);
+}
+
+/* "KEY": "1.2.3" or null, "KEY_from": "where" */
+static void json_version(FILE *out, const char *key,
+			 const struct plan_version *v, const char *from)
+{
+	fprintf(out, "\"%s\": ", key);
+	if (v->known)
+		json_string(out, v->text);
+	else
+		fprintf(out, "null");
+	fprintf(out, ", \"%s_from\": ", key);
+	json_string(out, from_text(from));
+}
+
+static void json_stack(FILE *out, const struct lf_decision *dec)
+{
+	const struct plan_stack *s = &dec->stack;
+
+	fprintf(out, ", \"stack\": {");
+	json_version(out, "llamafactory", &s->lf, s->lf_from);
+	fprintf(out, ", ");
+	json_version(out, "transformers", &s->tf, s->tf_from);
+	fprintf(out,
+		", \"model_cross_entropy\": %s}, "
+		"\"logit_bytes_per_token_vocab\": %.0f",
+		dec->fit_in.act.model_ce ? "true" : "false",
+		plan_act_logit_bytes(&dec->fit_in.act));
+}
+
 void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec)
 {
 	const struct plan_fit *f = &dec->fit;
@@ -44,6 +113,7 @@ void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec)
 		x->act.reference ? "yes" : "no", on_off(x->act.grad_ckpt),
 		on_off(x->act.liger), on_off(x->act.unsloth_gc),
 		attn_names[x->act.attn]);
+	print_stack(out, dec);
 	fprintf(out,
 		"  per GPU at %.0f tokens per row: %.1f GiB, usable "
 		"%.1f GiB (%.1f-%.1f)\n",
@@ -104,6 +174,7 @@ void distenv_plan_print_json(FILE *out, const struct lf_decision *dec)
 		x->mem.gpu_mem, f->answer_tokens, f->max_prompt,
 		f->max_prompt_lo, f->max_prompt_hi, f->max_seq, f->max_seq_lo,
 		f->max_seq_hi, f->breakdown_seq);
+	json_stack(out, dec);
 	fprintf(out, ", \"gpu_bytes_per_term\": {");
 	for (i = 0; i < PLAN_TERM_COUNT; i++)
 		fprintf(out, "%s\"%s\": %.0f", i ? ", " : "",

@@ -16,6 +16,8 @@
 
 #include "cmd_options.h"
 
+struct plan_stack;
+
 /* distenv env / distenv show (cmd_env.c). */
 int distenv_cmd_env(const struct distenv_command *cmd, int argc, char **argv);
 int distenv_cmd_show(const struct distenv_command *cmd, int argc, char **argv);
@@ -61,6 +63,9 @@ int distenv_lf_cmd_options(const struct distenv_command *cmd, int argc,
  * (cmd_plan_print.c); nodes and GPUs as planned. */
 void distenv_plan_print_fit(FILE *out, const struct lf_decision *dec);
 void distenv_plan_print_json(FILE *out, const struct lf_decision *dec);
+/* The versions --lf-version and --transformers-version left unset
+ * (their *_from NULL), from the templates' Python (cmd_stack.c). */
+void distenv_cmd_stack_detect(struct plan_stack *s);
 /* Print the warnings and errors of a preparation, one per line. */
 void distenv_lf_print_msgs(FILE *out, const struct lf_decision *dec);
 

@@ -83,6 +83,15 @@ const struct distenv_option_row distenv_option_table[DISTENV_OPT_COUNT] = {
 				       DISTENV_PARSE_LF, 0 },
 	[DISTENV_OPT_ANSWER_TOKENS] = { NULL, "answer-tokens", LF_ONLY, 1, "N", "Longest chosen or rejected answer in tokens (default 1024)",
 					DISTENV_PARSE_LF, 0 },
+	[DISTENV_OPT_LF_VERSION] = { NULL, "lf-version", LF_ONLY, 1, "VERSION",
+				     "LLaMA-Factory version the job runs (0.9.5; default: that of "
+				     "DPO_PYTHON, else python3; unknown plans the safer case)",
+				     DISTENV_PARSE_LF, 0 },
+	[DISTENV_OPT_TF_VERSION] = { NULL, "transformers-version", LF_ONLY, 1,
+				     "VERSION",
+				     "transformers version the job runs (4.46.1; default: as "
+				     "--lf-version)",
+				     DISTENV_PARSE_LF, 0 },
 	[DISTENV_OPT_OFFLOAD] = { "distenv-offload", "offload", LF_ONLY, 1,
 				  "none|cpu|auto",
 				  "ZeRO-3 CPU offload in the resolved DeepSpeed config (default: "
@@ -148,7 +157,6 @@ const struct distenv_option_row distenv_option_table[DISTENV_OPT_COUNT] = {
 	[DISTENV_OPT_HELP] = { NULL, "help", DISTENV_IN_EVERY, 0, NULL,
 			       "Print this help and exit",
 			       DISTENV_PARSE_COMMAND, 'h' },
-	[DISTENV_OPT_VERSION] = { NULL, "version", DISTENV_IN_MAIN, 0, NULL,
-				  "Print the version and the Slurm release it was built against",
+	[DISTENV_OPT_VERSION] = { NULL, "version", DISTENV_IN_MAIN, 0, NULL, "Print the version and the Slurm release it was built against",
 				  DISTENV_PARSE_COMMAND, 0 },
 };

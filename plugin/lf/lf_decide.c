@@ -142,7 +142,7 @@ static void merge_alloc_conf(const struct lf_inputs *in,
 }
 
 /*
- * LLaMA-Factory 0.9.3-0.9.5, src/llamafactory/launcher.py: unless
+ * LLaMA-Factory 0.9.3 (src/llamafactory/cli.py) to 0.9.5 (launcher.py): unless
  * OPTIM_TORCH is disabled (default "1"; enabled means true, y or 1), the
  * environment of torchrun, so of every training process, gets
  * PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, replacing whatever

@@ -17,6 +17,7 @@
 #include "lf_resume.h"
 #include "plan_memory.h"
 #include "plan_seqfit.h"
+#include "plan_stack.h"
 
 /* --distenv-save-on-each-node */
 enum lf_soen {
@@ -91,6 +92,7 @@ struct lf_inputs {
 				       * out_fs says it */
 	double gpu_mem; /* bytes per GPU, 0 unknown */
 	double host_mem; /* bytes per node, 0 unknown */
+	const struct plan_stack *stack; /* versions; NULL: unknown */
 	uint32_t answer_tokens; /* --answer-tokens, 0: the default
 				       * (plan_seqfit.h) */
 	const struct lf_listing *out_ls; /* output_dir, relative; or NULL */
@@ -137,6 +139,7 @@ struct lf_decision {
 	int have_fit;
 	struct plan_fit_input fit_in;
 	struct plan_fit fit;
+	struct plan_stack stack; /* the versions planned for */
 	char changes[LF_CHANGE_MAX][400]; /* header lines: what and why */
 	size_t nchanges;
 	struct lf_msgs msgs;

@@ -94,9 +94,11 @@ void lf_decide_check_memory(const struct lf_inputs *in, struct lf_decision *dec)
 }
 
 /* Whether the training processes run with expandable segments: the
- * value distenv exports or the user's, else LLaMA-Factory 0.9.3-0.9.5's
- * launcher sets expandable_segments:True unless OPTIM_TORCH is off
- * (launcher.py; keep_alloc_conf in lf_decide.c). */
+ * value distenv exports or the user's, else LLaMA-Factory 0.9.3 and
+ * later set expandable_segments:True unless OPTIM_TORCH is off
+ * (cli.py in 0.9.3, launcher.py since; keep_alloc_conf in lf_decide.c).
+ * An older or unknown version: off, the safer assumption
+ * (plan_stack.h). */
 static int expandable_in_effect(const struct lf_inputs *in,
 				const struct lf_decision *dec)
 {
@@ -105,7 +107,7 @@ static int expandable_in_effect(const struct lf_inputs *in,
 
 	if (conf && strstr(conf, "expandable_segments:True"))
 		return 1;
-	if (dec->optim_torch_off)
+	if (dec->optim_torch_off || !plan_stack_lf_sets_expandable(&dec->stack))
 		return 0;
 	return !in->optim_torch || truthy(in->optim_torch);
 }
@@ -119,6 +121,10 @@ void lf_decide_plan_fit(const struct lf_inputs *in, const struct user_keys *u,
 	const char *loss = NULL;
 	int found = 0;
 
+	if (in->stack)
+		dec->stack = *in->stack;
+	else
+		memset(&dec->stack, 0, sizeof(dec->stack));
 	if (!dec->have_plan || !in->model || in->gpu_mem <= 0 ||
 	    dec->zero_stage != 3 || !u->stage || strcmp(u->stage, "dpo"))
 		return;
@@ -138,6 +144,7 @@ void lf_decide_plan_fit(const struct lf_inputs *in, const struct user_keys *u,
 	x->act.grad_ckpt = !(u->no_gc_found && u->no_gc);
 	x->act.liger = u->liger_found && u->liger;
 	x->act.unsloth_gc = u->unsloth_gc_found && u->unsloth_gc;
+	x->act.model_ce = plan_stack_model_ce(&dec->stack);
 	x->act.attn = !u->flash_attn                     ? PLAN_ATTN_SDPA :
 		      !strcmp(u->flash_attn, "disabled") ? PLAN_ATTN_EAGER :
 		      !strncmp(u->flash_attn, "fa", 2)   ? PLAN_ATTN_FA2 :

@@ -425,6 +425,7 @@ static int prepare_decide(const struct lf_prepare_request *req,
 	in->out_fs = st->fs;
 	in->gpu_mem = (double) req->gpu_mem;
 	in->answer_tokens = req->answer_tokens;
+	in->stack = &req->stack;
 	in->host_mem = req->host_mem   ? (double) req->host_mem :
 		       f->alloc_mem_mb ? (double) f->alloc_mem_mb * 1048576.0 :
 					 (double) f->node_ram;

@@ -29,6 +29,7 @@
 #include "distenv_error.h"
 #include "lf_decide.h"
 #include "lf_dir.h"
+#include "plan_stack.h"
 
 struct lf_prepare_request {
 	const char *config; /* --distenv-lf-config */
@@ -39,6 +40,9 @@ struct lf_prepare_request {
 	uint64_t gpu_mem; /* --distenv-gpu-mem, bytes, 0 unknown */
 	uint64_t host_mem; /* bytes per node; 0: from the facts */
 	uint32_t answer_tokens; /* --answer-tokens, 0: the default */
+	/* --lf-version, --transformers-version (plan_stack.h); the
+	 * plugin leaves both unknown: it does not run the job's Python */
+	struct plan_stack stack;
 	const char *storage_policy; /* site: "shared:/gpfs,local:/scratch" */
 	int resume; /* enum lf_resume_mode (lf_ckpt.h) */
 	const char *resume_path; /* LF_RESUME_PATH: the checkpoint */

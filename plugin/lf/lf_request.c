@@ -44,6 +44,16 @@ int lf_request_set(struct lf_prepare_request *req, int id, const char *value,
 	case DISTENV_OPT_ANSWER_TOKENS:
 		return lf_parse_count(value, 1, 1048576, "a token count", where,
 				      &req->answer_tokens, err);
+	case DISTENV_OPT_LF_VERSION:
+		if (plan_parse_version(value, where, &req->stack.lf, err))
+			return -1;
+		req->stack.lf_from = "--lf-version";
+		return 0;
+	case DISTENV_OPT_TF_VERSION:
+		if (plan_parse_version(value, where, &req->stack.tf, err))
+			return -1;
+		req->stack.tf_from = "--transformers-version";
+		return 0;
 	case DISTENV_OPT_STORAGE_POLICY:
 		req->storage_policy = value;
 		return 0;

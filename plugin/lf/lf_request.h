@@ -27,6 +27,9 @@
  *   gpu-mem, host-mem  a size with its unit    gpu_mem, host_mem, bytes
  *                                              (80G, 1T; plan_parse_mem)
  *   answer-tokens      1 to 1048576            answer_tokens
+ *   lf-version,        0.9.5, 4.46.1, unknown  stack.lf, stack.tf
+ *   transformers-version                       (plan_parse_version);
+ *                                              stack.*_from: the option
  *   lf-config          the training YAML       config
  *   lf-dir             an absolute directory   dir (distenv_parse_lf_dir)
  *   storage-policy     the site's list         storage_policy
@@ -36,7 +39,8 @@
  * where names the option as the user gave it ("--distenv-offload",
  * "--offload") and the errors name it: those of lf_parse_soen,
  * lf_parse_offload, lf_parse_check (lf_decide.h), plan_parse_params,
- * plan_parse_mem (plugin/plan/plan_model.h) and lf_parse_count.
+ * plan_parse_mem (plugin/plan/plan_model.h), plan_parse_version
+ * (plan_stack.h) and lf_parse_count.
  *
  * Returns 0, -1 with err set, or LF_REQUEST_NOT_OWNED (req and err
  * untouched) for any other id, which the caller handles: the plugin's

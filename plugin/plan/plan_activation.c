@@ -2,6 +2,8 @@
  * sources in plan_activation.h; every term derived in docs/memory.md). */
 #include "plan_activation.h"
 
+#include "plan_stack.h"
+
 double plan_korthikanti_layer_bytes(double s, double b, double h, double a,
 				    int flash)
 {
@@ -81,7 +83,8 @@ double plan_act_logit_bytes(const struct plan_act_input *in)
 	 * The backward of log_softmax also peaks at 12 (output, its
 	 * gradient, the input's gradient). Measured on CPU with torch
 	 * 2.13 and get_batch_logps: 11.95 and 19.95 (docs/memory.md). */
-	return in->reference ? 20 : 12;
+	return (in->reference ? 20 : 12) +
+	       (in->model_ce ? PLAN_LOGIT_MODEL_CE_EXTRA : 0);
 }
 
 double plan_pow2_ceil(double x)

@@ -55,6 +55,8 @@ struct plan_act_input {
 	int grad_ckpt; /* gradient checkpointing on */
 	int liger; /* enable_liger_kernel */
 	int unsloth_gc; /* use_unsloth_gc (with grad_ckpt) */
+	int model_ce; /* the model computes its own cross-entropy in each
+		       * forward (plan_stack_model_ce, plan_stack.h) */
 	enum plan_attn attn;
 };
 
@@ -109,7 +111,8 @@ double plan_act_layer_transient_bytes(const struct plan_act_input *in,
 /* Bytes of logits per token x vocabulary entry at the peak: 12 for the
  * policy alone (fp32 copy, log_softmax's contiguous input and output),
  * 20 when the reference forward runs while the policy holds 8 (its fp32
- * logits and the saved log_softmax output). docs/memory.md. */
+ * logits and the saved log_softmax output); 2 more each when the model
+ * computes its own cross-entropy (model_ce: 14 and 22). docs/memory.md. */
 double plan_act_logit_bytes(const struct plan_act_input *in);
 
 /* All terms for rows of seq tokens. in->model must be set, batch >= 1. */

@@ -34,7 +34,8 @@ setup_file() {
 	# the templates look for their data check at templates/ under the
 	# submit directory, as in a checkout of this repository
 	mkdir -p "$BATS_FILE_TMPDIR/templates"
-	ln -sf "$TOP/templates/check_data_lengths.py" "$BATS_FILE_TMPDIR/templates/"
+	ln -sf "$TOP/templates/check_data_lengths.py" "$TOP/templates/check_data_units.py" \
+		"$BATS_FILE_TMPDIR/templates/"
 }
 
 teardown_file() { cluster_file_teardown; }

@@ -12,6 +12,10 @@ setup() {
 	# node-local storage for output_dir: tmpfs (statfs TMPFS_MAGIC)
 	SHM=$(mktemp -d /dev/shm/distenv-lf-bats.XXXXXX)
 	unset FORCE_TORCHRUN PYTORCH_CUDA_ALLOC_CONF
+	# the stack planned for: the pinned venv's, unless a test says
+	# otherwise; no Python is asked (DPO_PYTHON=false: unknown)
+	export DPO_PYTHON=false
+	STACK=(--lf-version 0.9.5 --transformers-version 5.6.0)
 	write_yaml full_dpo.yaml "$LF/qwen2-72b" "$LF/ds_z3_config.json" \
 		"$SHM/out" >"$W/dpo.yaml"
 }
@@ -329,7 +333,7 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 @test "plan prints the longest DPO prompt of Qwen2-72B on 8x8 GPUs of 80G, per term and per switch" {
 	unset OPTIM_TORCH
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
-		--gpu-mem 80G --host-mem 2T
+		--gpu-mem 80G "${STACK[@]}" --host-mem 2T
 	[ "$status" -eq 0 ]
 	# LLaMA-Factory 0.9.5's launcher turns expandable segments on
 	[[ "$output" == *"prompt up to 4886 tokens with 1024-token answers (band 4692-5080: fragmentation, expandable_segments on); row (cutoff_len) up to 5910"* ]]
@@ -339,11 +343,11 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 	[[ "$output" == *"buys the most: offload"* ]]
 	[[ "$output" != *"cutoff_len 2048"* ]]
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
-		--gpu-mem 80G --host-mem 2T --answer-tokens 2048
+		--gpu-mem 80G "${STACK[@]}" --host-mem 2T --answer-tokens 2048
 	[[ "$output" == *"prompt up to 3862 tokens with 2048-token answers"* ]]
 	# without expandable segments the band widens
 	OPTIM_TORCH=0 run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 \
-		--gpus-per-node 8 --gpu-mem 80G --host-mem 2T
+		--gpus-per-node 8 --gpu-mem 80G "${STACK[@]}" --host-mem 2T
 	[[ "$output" == *"prompt up to 3965 tokens with 1024-token answers (band 3237-4692: fragmentation, expandable_segments off)"* ]]
 }
 
@@ -351,24 +355,24 @@ make_ckpt() { # DIR NODE SAVE_ON_EACH_NODE
 	unset OPTIM_TORCH
 	sed -i 's/^cutoff_len: 2048/cutoff_len: 9216/' "$W/dpo.yaml"
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
-		--gpu-mem 80G --host-mem 2T
+		--gpu-mem 80G "${STACK[@]}" --host-mem 2T
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"distenv: warning: $W/dpo.yaml:20:1: cutoff_len 9216: a DPO step of that length needs 104.9 GiB per GPU; the longest row that fits is 5910 tokens"* ]]
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
-		--gpu-mem 80G --host-mem 2T --check strict
+		--gpu-mem 80G "${STACK[@]}" --host-mem 2T --check strict
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"distenv: error: $W/dpo.yaml:20:1: cutoff_len 9216"* ]]
 	# with offload a row of 8192 fits (up to 8473)
 	sed -i 's/^cutoff_len: 9216/cutoff_len: 8192/' "$W/dpo.yaml"
 	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
-		--gpu-mem 80G --host-mem 2T --offload cpu --check strict
+		--gpu-mem 80G "${STACK[@]}" --host-mem 2T --offload cpu --check strict
 	[ "$status" -eq 0 ]
 }
 
 @test "plan --json prints one object with the longest prompt, the terms and host memory at save" {
 	unset OPTIM_TORCH
 	run --separate-stderr "$DISTENV" plan "$W/dpo.yaml" --nodes 8 \
-		--gpus-per-node 8 --gpu-mem 80G --host-mem 2T --json
+		--gpus-per-node 8 --gpu-mem 80G "${STACK[@]}" --host-mem 2T --json
 	[ "$status" -eq 0 ]
 	python3 -c '
 import json, sys
@@ -388,4 +392,72 @@ assert o["switch_max_prompt_tokens"]["expandable_segments"] is None
 	run "$DISTENV" plan "$W/dpo.yaml" --answer-tokens 0
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--answer-tokens: '0' is not a token count"* ]]
+}
+
+@test "plan for LLaMA-Factory 0.9.3 with transformers 4.46.1: 22 bytes of logits, a shorter longest row than 0.9.5's" {
+	run --separate-stderr "$DISTENV" plan "$W/dpo.yaml" --nodes 8 \
+		--gpus-per-node 8 --gpu-mem 80G --host-mem 2T \
+		--lf-version 0.9.3 --transformers-version 4.46.1 --json
+	[ "$status" -eq 0 ]
+	local old=$output
+	run --separate-stderr "$DISTENV" plan "$W/dpo.yaml" --nodes 8 \
+		--gpus-per-node 8 --gpu-mem 80G --host-mem 2T "${STACK[@]}" --json
+	[ "$status" -eq 0 ]
+	python3 -c '
+import json, sys
+old, new = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert old["logit_bytes_per_token_vocab"] == 22, old
+assert new["logit_bytes_per_token_vocab"] == 20, new
+assert old["stack"] == {"llamafactory": "0.9.3", "llamafactory_from": "--lf-version",
+    "transformers": "4.46.1", "transformers_from": "--transformers-version",
+    "model_cross_entropy": True}, old["stack"]
+assert old["max_seq_tokens"] == 5530, old["max_seq_tokens"]
+assert new["max_seq_tokens"] == 5910, new["max_seq_tokens"]
+assert old["gpu_bytes_per_term"]["logits"] == 22 * 2 * 2048 * 152064
+' "$old" "$output"
+	# the text says the same
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 2T --lf-version 0.9.3 \
+		--transformers-version 4.46.1
+	[[ "$output" == *"row (cutoff_len) up to 5530"* ]]
+	[[ "$output" == *"stack: LLaMA-Factory 0.9.3 (--lf-version), transformers 4.46.1 (--transformers-version): logits 22 bytes per token and vocabulary entry (the model's own cross-entropy"* ]]
+}
+
+@test "plan reads the versions from DPO_PYTHON; none found plans the safer case" {
+	unset OPTIM_TORCH
+	# a Python whose metadata says LLaMA-Factory 0.9.1, transformers 4.46.1
+	printf '#!/bin/sh\nprintf "0.9.1\\n4.46.1\\n"\n' >"$W/python"
+	chmod +x "$W/python"
+	DPO_PYTHON=$W/python run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 \
+		--gpus-per-node 8 --gpu-mem 80G --host-mem 2T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"stack: LLaMA-Factory 0.9.1 ($W/python), transformers 4.46.1 ($W/python): logits 22 bytes"* ]]
+	# 0.9.1 sets no expandable segments: the wide band
+	[[ "$output" == *"(band 2963-4325: fragmentation, expandable_segments off); row (cutoff_len) up to 4668"* ]]
+	# an option wins over the Python
+	DPO_PYTHON=$W/python run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 \
+		--gpus-per-node 8 --gpu-mem 80G --host-mem 2T --lf-version 0.9.5
+	[[ "$output" == *"stack: LLaMA-Factory 0.9.5 (--lf-version), transformers 4.46.1 ($W/python): logits 20 bytes"* ]]
+	# a Python that does not run: unknown, 22 bytes, expandable off
+	run "$DISTENV" plan "$W/dpo.yaml" --nodes 8 --gpus-per-node 8 \
+		--gpu-mem 80G --host-mem 2T
+	[[ "$output" == *"stack: LLaMA-Factory unknown (false did not run: unknown), transformers unknown (false did not run: unknown): logits 22 bytes"* ]]
+	[[ "$output" == *"expandable_segments off); row (cutoff_len) up to 4668"* ]]
+	# a DPO_PYTHON that is not there: unknown, no wait
+	DPO_PYTHON=$W/none run timeout 20 "$DISTENV" plan "$W/dpo.yaml" \
+		--nodes 8 --gpus-per-node 8 --gpu-mem 80G --host-mem 2T
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"stack: LLaMA-Factory unknown ($W/none did not run: unknown)"* ]]
+}
+
+@test "an invalid version is refused, naming the option and the form" {
+	run "$DISTENV" plan "$W/dpo.yaml" --lf-version 0.9.x
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--lf-version: '0.9.x' is not a version: give it as pip shows it, MAJOR.MINOR[.PATCH] (0.9.5, 4.46.1), or unknown"* ]]
+	run "$DISTENV" plan "$W/dpo.yaml" --transformers-version v4.46
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--transformers-version: 'v4.46' is not a version"* ]]
+	run "$DISTENV" plan "$W/dpo.yaml" --lf-version ''
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--lf-version: '' is not a version"* ]]
 }

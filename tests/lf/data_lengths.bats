@@ -129,7 +129,7 @@ listed() {
 	grep -qE "^  prompt +17( +[0-9]+){3} +$max_p\$" <<<"$output"
 	grep -qE "^  chosen +17( +[0-9]+){3} +$max_c\$" <<<"$output"
 	grep -qE "^  rejected +17( +[0-9]+){3} +$max_r\$" <<<"$output"
-	grep -qE "^  prompt\+answer +17( +[0-9]+){3} +$max_s  9216 \(cutoff_len\)\$" <<<"$output"
+	grep -qE "^  prompt\+answer +17( +[0-9]+){3} +$max_s  9216 \(cutoff_len, ~[0-9,]+ characters\)\$" <<<"$output"
 	grep -qx 'check_data_lengths: all 17 pairs fit' <<<"$output"
 }
 
@@ -167,7 +167,7 @@ listed() {
 	write_yaml alpaca demo 9216 >"$W/fit.yaml"
 	run "$PY" "$CHECK" --max-prompt-tokens "$max" "$W/fit.yaml"
 	[ "$status" -eq 0 ]
-	grep -qE "^  prompt +17( +[0-9]+){4}  $max \(--max-prompt-tokens, as trained\)\$" <<<"$output"
+	grep -qE "^  prompt +17( +[0-9]+){4}  $max \(--max-prompt-tokens, as trained, ~[0-9,]+ characters\)\$" <<<"$output"
 	run "$PY" "$CHECK" --max-prompt-tokens "$((max - 1))" "$W/fit.yaml"
 	echo "$output"
 	[ "$status" -eq 3 ]
@@ -227,4 +227,136 @@ listed() {
 	run "$PY" "$CHECK" "$W/model.yaml"
 	[ "$status" -eq 1 ]
 	grep -qxF "check_data_lengths: error: $W/model.yaml:1:21: model_name_or_path: no directory $W/nomodel. Point model_name_or_path at the model directory (with its tokenizer files) that the job reads, and run from the directory the job is submitted from" <<<"$output"
+}
+
+@test "units: characters per token of the pairs' own text, measured with the tokenizer, and the limits in both units" {
+	write_yaml alpaca demo 9216 >"$W/fit.yaml"
+	run "$PY" "$CHECK" --max-prompt-tokens 4000 "$W/fit.yaml"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the oracle: the alpaca rows' text (instruction and input joined by a
+	# newline, as converter.py does; chosen; rejected), each encoded alone
+	local want
+	want=$("$PY" - "$D/model" "$D/alpaca/pairs.json" <<'EOF2'
+import json, sys
+from transformers import AutoTokenizer
+tok = AutoTokenizer.from_pretrained(sys.argv[1])
+chars = tokens = 0
+for r in json.load(open(sys.argv[2])):
+    prompt = r["instruction"] + ("\n" + r["input"] if r.get("input") else "")
+    for text in (prompt, r["chosen"], r["rejected"]):
+        if text:
+            chars += len(text)
+            tokens += len(tok.encode(text, add_special_tokens=False))
+cpt = chars / tokens
+print(f"{cpt:.2f} characters per token on this data ({chars:,} characters of the pairs' text in {tokens:,} tokens")
+print(f"{int(round(9216 * cpt / 100.0)) * 100:,}")
+print(f"{int(round(4000 * cpt / 100.0)) * 100:,}")
+EOF2
+)
+	local line chars9216 chars4000
+	line=$(sed -n 1p <<<"$want")
+	chars9216=$(sed -n 2p <<<"$want")
+	chars4000=$(sed -n 3p <<<"$want")
+	grep -qF "check_data_lengths: units: $line, without the chat template); cutoff_len 9216 tokens (~$chars9216 characters), --max-prompt-tokens 4000 tokens (~$chars4000 characters)" <<<"$output"
+	grep -qE "^  prompt\+answer +17( +[0-9]+){4}  9216 \(cutoff_len, ~$chars9216 characters\)\$" <<<"$output"
+	grep -qE "^  prompt +17( +[0-9]+){4}  4000 \(--max-prompt-tokens, as trained, ~$chars4000 characters\)\$" <<<"$output"
+}
+
+@test "the stack: LLaMA-Factory and transformers of this Python, the plan's logits term for them and the distenv plan options" {
+	write_yaml alpaca demo 9216 >"$W/fit.yaml"
+	run "$PY" "$CHECK" "$W/fit.yaml"
+	[ "$status" -eq 0 ]
+	local lf tf
+	lf=$("$PY" -c 'import importlib.metadata as m; print(m.version("llamafactory"))')
+	tf=$("$PY" -c 'import importlib.metadata as m; print(m.version("transformers"))')
+	grep -qxF "check_data_lengths: stack: LLaMA-Factory $lf, transformers $tf: the memory plan's logits term is 20 bytes per token and vocabulary entry (distenv plan --lf-version $lf --transformers-version $tf)" <<<"$output"
+}
+
+@test "the units and stack rules without LLaMA-Factory: the coefficient per stack and the conversion" {
+	run "$PY" - "$BATS_TEST_DIRNAME/../../templates" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[1])
+import check_data_units as u
+for lf, tf, want in (("0.9.1", "4.46.1", 22), ("0.9.3", "4.48.3", 22), ("0.8.0", "4.46.0rc1", 22),
+                     ("0.9.4", "4.46.1", 20), ("0.9.5", "5.6.0", 20), ("0.9.1", "4.45.2", 20),
+                     ("0.7.1", "4.46.1", 20), ("0.9.3", "4.49.0", 20), ("unknown", "4.47.0", 22),
+                     ("unknown", "unknown", 22), ("0.9.5", "unknown", 20)):
+    assert u.logit_bytes(lf, tf) == want, (lf, tf, u.logit_bytes(lf, tf))
+c = u.TextCount()
+class Tok:
+    def encode(self, text, add_special_tokens=False):
+        return list(range((len(text) + 1) // 2))
+c.add(Tok(), "ab" * 50)
+c.add(Tok(), "")
+c.add(Tok(), None)
+assert (c.chars, c.tokens) == (100, 50), c
+assert c.per_token() == 2.0
+assert u.TextCount().per_token() == 0.0
+# the field notes' 8k read as characters at 1.67 and 1.80 characters per token
+assert u.in_chars(4906, 1.67) == 8200 and u.in_chars(4551, 1.80) == 8200
+assert u.both_units(9216, 1.72) == "9216 tokens (~15,900 characters)"
+assert u.both_units(9216, 0.0) == "9216 tokens"
+print("ok")
+EOF2
+	[ "$status" -eq 0 ]
+	[ "$output" = ok ]
+}
+
+@test "host at save under use_unsloth_gc: each row's pinned block class, the rows over the median's class, node 0's worst against --host-mem" {
+	# the tokenizer of setup_file, and a config.json whose hidden size
+	# puts the rows in blocks of MiB (4 layers, batch 1)
+	cp -r "$D/model" "$W/model"
+	printf '{"hidden_size": 65536, "num_hidden_layers": 4}\n' >"$W/model/config.json"
+	write_yaml alpaca demo 9216 | sed "s#^model_name_or_path: .*#model_name_or_path: $W/model#" >"$W/h.yaml"
+	printf 'use_unsloth_gc: true\nper_device_train_batch_size: 1\n' >>"$W/h.yaml"
+	# the oracle, from LLaMA-Factory's own lengths: a row of s tokens pins
+	# 2 bytes x 65536 x 2 rows x s per layer, rounded up to a power of two
+	local want
+	want=$(python3 - "$D/alpaca.lf" <<'EOF2'
+import sys
+def p2(x):
+    p = 1
+    while p < x:
+        p *= 2
+    return p
+toks = [sum(map(int, l.split()[:1])) + max(map(int, l.split()[1:])) for l in open(sys.argv[1])]
+cls = [p2(2 * 65536 * 2 * t) for t in toks]
+counts = {c: cls.count(c) for c in sorted(set(cls))}
+print(", ".join(f"{c // 2**20} MiB: {n} rows" for c, n in counts.items()))
+median = p2(2 * 65536 * 2 * sorted(toks)[(len(toks) - 1) // 2])
+print(sum(1 for c in cls if c > median), median // 2**20)
+print(2**30 + 8 * 4 * sum(counts))
+EOF2
+)
+	local classes crossing median worst
+	classes=$(sed -n 1p <<<"$want")
+	read -r crossing median < <(sed -n 2p <<<"$want")
+	worst=$(sed -n 3p <<<"$want")
+	# the data has rows on both sides of a class boundary
+	[ "$crossing" -ge 1 ]
+	run "$PY" "$CHECK" "$W/h.yaml"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qxF "check_data_lengths: host at save (use_unsloth_gc: 4 layers x one pinned block per step, rounded up to a power of two; hidden_size 65536, batch 1): $classes" <<<"$output"
+	grep -qF "check_data_lengths: $crossing rows cross a class boundary above the median row's $median MiB" <<<"$output"
+	grep -qF "demo row 16" <<<"$output"
+	# node 0: 1 GiB + 8 GPUs x 4 layers x every class seen; 1 MiB more
+	# memory fits, 1 MiB less could be killed (exit 3)
+	run "$PY" "$CHECK" --host-base 1G --host-mem "$(((worst >> 20) + 1))M" "$W/h.yaml"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"node 0 at a save, worst: "*"against --host-mem"* ]]
+	[[ "$output" != *"could be killed"* ]]
+	run "$PY" "$CHECK" --host-base 1G --host-mem "$(((worst >> 20) - 1))M" "$W/h.yaml"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *": the save could be killed (exit -9)"* ]]
+	[[ "$output" == *"fix: cap the answers (cutoff_len) so that the rows stay in $median MiB blocks, pin_memory: false in the DeepSpeed offload config, or fewer long rows"* ]]
+	# without use_unsloth_gc: nothing pinned, nothing said
+	sed -i 's/^use_unsloth_gc: true$/use_unsloth_gc: false/' "$W/h.yaml"
+	run "$PY" "$CHECK" --host-base 1G --host-mem 1M "$W/h.yaml"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"host at save"* ]]
+	run "$PY" "$CHECK" --host-mem lots "$W/h.yaml"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--host-mem: 'lots' is not a size with a unit (600G, 1T)"* ]]
 }

@@ -50,6 +50,18 @@ static void shared_options_set_their_fields(void **state)
 					"2048", "--answer-tokens", &err),
 			 0);
 	assert_int_equal(req.answer_tokens, 2048);
+	assert_int_equal(lf_request_set(&req, DISTENV_OPT_LF_VERSION, "0.9.3",
+					"--lf-version", &err),
+			 0);
+	assert_true(req.stack.lf.known);
+	assert_string_equal(req.stack.lf.text, "0.9.3");
+	assert_string_equal(req.stack.lf_from, "--lf-version");
+	assert_int_equal(lf_request_set(&req, DISTENV_OPT_TF_VERSION,
+					"4.46.1", "--transformers-version",
+					&err),
+			 0);
+	assert_int_equal(req.stack.tf.minor, 46);
+	assert_string_equal(req.stack.tf_from, "--transformers-version");
 	/* the fields the other options left alone */
 	assert_int_equal(req.soen, LF_SOEN_NO);
 	assert_int_equal(req.resume, LF_RESUME_DEFAULT);
@@ -230,6 +242,13 @@ static void bad_values_give_the_parsers_errors(void **state)
 	assert_int_equal(lf_request_set(&req, DISTENV_OPT_ANSWER_TOKENS, "0",
 					"--answer-tokens", &err),
 			 -1);
+	assert_int_equal(lf_request_set(&req, DISTENV_OPT_TF_VERSION, "4.x",
+					"--transformers-version", &err),
+			 -1);
+	assert_string_equal(err.where, "--transformers-version");
+	assert_non_null(strstr(err.what, "'4.x' is not a version"));
+	assert_false(req.stack.tf.known);
+	assert_null(req.stack.tf_from);
 }
 
 /* The rows the function leaves to its callers: the plugin's
@@ -273,6 +292,8 @@ static void lf_rows_are_the_functions(void **state)
 		[DISTENV_OPT_HOST_MEM] = "1T",
 		[DISTENV_OPT_MODEL_PARAMS] = "70B",
 		[DISTENV_OPT_ANSWER_TOKENS] = "1024",
+		[DISTENV_OPT_LF_VERSION] = "0.9.5",
+		[DISTENV_OPT_TF_VERSION] = "5.6.0",
 		[DISTENV_OPT_OFFLOAD] = "none",
 		[DISTENV_OPT_SAVE_ON_EACH_NODE] = "yes",
 		[DISTENV_OPT_CHECK] = "warn",
