@@ -16,6 +16,7 @@
 #include "distenv_policy.h"
 #include "distenv_step.h"
 #include "distenv_sys.h"
+#include "distenv_vars.h"
 #include "lf_prepare.h"
 
 struct distenv_topo;
@@ -99,6 +100,14 @@ int distenv_remote_exit(spank_t sp);
  * node index, a heterogeneous step's as a whole (spank_ids.c). Returns
  * 0, or -1 where Slurm gives no ids. */
 int distenv_spank_step_ids(spank_t sp, struct distenv_step_ids *out);
+
+/* slurmstepd, per task, as the user, after the derivation and before
+ * the export: the task's command against the values derived for this
+ * node (spank_launch.c). -1 with err fails the step; a warning goes
+ * into vars. */
+int distenv_remote_launch_check(spank_t sp, const struct distenv_step *step,
+				struct distenv_vars *vars,
+				struct distenv_error *err);
 
 /* slurmstepd, per task, as the user: derive and export. */
 int distenv_remote_task_init(spank_t sp);
