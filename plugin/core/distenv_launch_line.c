@@ -371,9 +371,10 @@ static int judge_standalone(struct parse *ps)
 		ps->err, where(&ps->g[STANDALONE], w, sizeof(w)),
 		"leave --standalone out: distenv's torchrun mode gives torchrun "
 		"the step's nodes (PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR)",
-		"%s: --standalone makes every node a one-node world of its own "
-		"(torch/distributed/run.py: nnodes 1:1, a store on localhost), "
-		"so the step's %u nodes never form one",
+		"%s: --standalone gives each node a rendezvous store of its own "
+		"(torch/distributed/run.py: c10d on localhost:0 with a random "
+		"id), so the step's %u nodes never meet: each forms a world "
+		"alone or waits for the others until the timeout",
 		given, ps->f->nnodes);
 }
 

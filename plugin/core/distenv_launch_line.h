@@ -35,8 +35,9 @@
  *
  * Errors (a sure hang or a wrong world; the same decision on every node
  * that sees the same value):
- * - --standalone in a multi-node step: every node forms a one-node world
- *   of its own (run.py sets nnodes 1:1 and a local c10d store);
+ * - --standalone in a multi-node step: every node gets a rendezvous store
+ *   of its own (run.py: c10d on localhost:0, a random id), so the nodes
+ *   never meet;
  * - a node rank that is not this node's index, under the static
  *   rendezvous (torchrun's default, accelerate's default, DeepSpeed's
  *   --no_ssh mode): two nodes claim one rank, and the store waits for a

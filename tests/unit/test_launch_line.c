@@ -218,7 +218,7 @@ static void standalone(void **state)
 	(void)state;
 	assert_int_equal(check(argv), -1);
 	assert_string_equal(err.where, "--standalone (the step's command)");
-	assert_has(err.what, "one-node world");
+	assert_has(err.what, "a rendezvous store of its own");
 }
 
 /* c10d hands out node ranks: --node_rank is ignored, a warning. */
