@@ -8,6 +8,7 @@
 
 #include "distenv_env.h"
 #include "distenv_launch_int.h"
+#include "distenv_options.h"
 
 enum launcher {
 	NONE,
@@ -598,4 +599,38 @@ int distenv_launch_line_check(int argc, char *const *argv,
 	ps.state = IDLE;
 	ps.kind = NONE;
 	return distenv_launch_words(argc, argv, on_word, &ps) ? -1 : 0;
+}
+
+int distenv_launch_check_task(int check, const struct distenv_step *step,
+			      struct distenv_vars *vars, int argc,
+			      char *const *argv, struct distenv_error *err)
+{
+	struct distenv_launch_facts f;
+	struct distenv_error warn;
+	const char *backend;
+
+	if (check == DISTENV_CHECK_OFF || step->kind == DISTENV_STEP_BATCH)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	f.nnodes = step->nnodes;
+	f.node_id = step->node_id;
+	f.master_node_id = step->master_node_id;
+	f.node_name = step->node_name;
+	f.master_host = step->master_host[0] ? step->master_host : NULL;
+	f.master_addr = distenv_vars_value(vars, "MASTER_ADDR");
+	f.nproc = distenv_vars_value(vars, "NPROC_PER_NODE");
+	backend = distenv_vars_value(vars, "PET_RDZV_BACKEND");
+	f.rdzv_backend =
+		backend ? backend :
+			  distenv_env_get(step->envp, "PET_RDZV_BACKEND");
+	if (distenv_launch_line_check(argc, argv, &f, err, &warn))
+		return -1;
+	if (!distenv_error_is_set(&warn))
+		return 0;
+	if (check == DISTENV_CHECK_STRICT) {
+		*err = warn;
+		return -1;
+	}
+	distenv_vars_warn(vars, &warn);
+	return 0;
 }

@@ -65,6 +65,8 @@
 #include <stdint.h>
 
 #include "distenv_error.h"
+#include "distenv_step.h"
+#include "distenv_vars.h"
 
 struct distenv_launch_facts {
 	uint32_t nnodes; /* nodes in the step */
@@ -81,5 +83,18 @@ int distenv_launch_line_check(int argc, char *const *argv,
 			      const struct distenv_launch_facts *f,
 			      struct distenv_error *err,
 			      struct distenv_error *warn);
+
+/*
+ * The check for one task of a derived step, as the plugin and `distenv
+ * env -- CMD...` run it: the facts from step and vars (the values in
+ * force: MASTER_ADDR, NPROC_PER_NODE, PET_RDZV_BACKEND, derived or the
+ * user's), the level from check (enum distenv_check): off checks
+ * nothing; an error fails under warn and strict; a warning fails under
+ * strict, else goes into vars (distenv_vars_warn). Nothing for the batch
+ * script. Returns 0 or -1 with err.
+ */
+int distenv_launch_check_task(int check, const struct distenv_step *step,
+			      struct distenv_vars *vars, int argc,
+			      char *const *argv, struct distenv_error *err);
 
 #endif
