@@ -18,7 +18,9 @@
  * newlines ending a command), one level inside another such script
  * too. A word with an expansion the task's shell performs ($VAR,
  * $(...), `...`) is not literal and is not judged: `--node_rank
- * $NODE_RANK` inside single quotes is each node's own value.
+ * $NODE_RANK` inside single quotes is each node's own value. Only a
+ * master of $(hostname), $HOSTNAME or $SLURMD_NODENAME is read, as this
+ * node's own name (below).
  *
  * The launchers: torchrun, python -m torch.distributed.run and
  * torch.distributed.launch (torch/distributed/run.py: --node-rank,
