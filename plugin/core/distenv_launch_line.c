@@ -124,6 +124,7 @@ struct parse {
 	struct given g[N_SLOTS];
 	int pending; /* the next word is an option's value: its slot */
 	int pending_unknown; /* ... of an option not in the table */
+	int words; /* words of the shell command so far */
 };
 
 static const char *label(enum launcher kind)
@@ -154,7 +155,11 @@ static void idle_word(struct parse *ps, const struct distenv_launch_word *w)
 {
 	const char *base = distenv_launch_base(w->text);
 
-	if (strcmp(base, "torchrun") == 0)
+	/* a command that prints a launch line does not run it */
+	if (ps->words == 1 &&
+	    (strcmp(base, "echo") == 0 || strcmp(base, "printf") == 0))
+		ps->state = SCRIPT;
+	else if (strcmp(base, "torchrun") == 0)
 		start(ps, TORCHRUN);
 	else if (strcmp(base, "deepspeed") == 0)
 		start(ps, DEEPSPEED);
@@ -555,8 +560,10 @@ static int on_word(const struct distenv_launch_word *w, void *ctx)
 			rc = ps->kind != NONE ? judge(ps) : 0;
 		ps->state = IDLE;
 		ps->kind = NONE;
+		ps->words = 0;
 		return rc;
 	}
+	ps->words++;
 	switch (ps->state) {
 	case IDLE:
 		idle_word(ps, w);

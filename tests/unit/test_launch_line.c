@@ -299,6 +299,10 @@ static void not_judged(void **state)
 				       "--node_rank", "0", NULL };
 	const char *lf[] = { "llamafactory-cli", "train", "--node_rank", "0",
 			     NULL };
+	const char *echo[] = { "bash", "-c",
+			       "echo torchrun --node_rank 0 x.py; printf '%s' "
+			       "'torchrun --nnodes 5'",
+			       NULL };
 	const char *rank[] = { "torchrun", "--node_rank", "0", "x.py", NULL };
 	struct distenv_launch_facts one = facts(0);
 
@@ -306,6 +310,7 @@ static void not_judged(void **state)
 	assert_int_equal(check(after), 0);
 	assert_int_equal(check(unknown_flag), 0);
 	assert_int_equal(check(lf), 0);
+	assert_int_equal(check(echo), 0);
 	one.nnodes = 1;
 	one.node_id = 0;
 	rank[2] = "5";
