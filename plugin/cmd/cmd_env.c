@@ -4,22 +4,27 @@
  * `eval "$(distenv env)"` inside srun works where the plugin is not
  * installed.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "distenv_format.h"
+#include "distenv_launch_line.h"
 #include "distenv_sys.h"
 #include "distenv_topo.h"
 #include "distenv_topo_hwloc.h"
 
 extern char **environ;
 
-/* The options after the subcommand into req. Returns -1 to go on, else
- * the exit status (0 after --help, 2 a usage error, printed). */
+/* The options after the subcommand into req, and the index of the first
+ * operand (`distenv env -- CMD...`: CMD) into *first; operands only
+ * where max_operands allows. Returns -1 to go on, else the exit status
+ * (0 after --help, 2 a usage error, printed). */
 static int parse_request(const struct distenv_command *cmd, int argc,
-			 char **argv, struct distenv_request *req)
+			 char **argv, struct distenv_request *req,
+			 int max_operands, int *first)
 {
 	struct distenv_cmd_options o;
 	struct distenv_error err;
@@ -33,7 +38,9 @@ static int parse_request(const struct distenv_command *cmd, int argc,
 	while ((id = distenv_cmd_option(&o, argc, argv, &value, &err)) >= 0)
 		if (distenv_request_set(req, id, value, o.where, &err))
 			return distenv_cmd_usage_error(&err);
-	return distenv_cmd_options_end(&o, id, argc, argv, 0, 0, &err);
+	*first = optind;
+	return distenv_cmd_options_end(&o, id, argc, argv, 0, max_operands,
+				       &err);
 }
 
 /* The node's topology as the plugin loads it (natively, or the file in
@@ -70,9 +77,9 @@ static int run(const struct distenv_command *cmd, int argc, char **argv,
 
 	struct distenv_topo *topo;
 	char note[1024];
-	int rc;
+	int rc, first = argc;
 
-	rc = parse_request(cmd, argc, argv, &req);
+	rc = parse_request(cmd, argc, argv, &req, show ? 0 : argc, &first);
 	if (rc >= 0)
 		return rc;
 	distenv_error_clear(&err);
@@ -82,6 +89,12 @@ static int run(const struct distenv_command *cmd, int argc, char **argv,
 					  (const char *const *) environ, -1,
 					  topo, note, NULL, 0, &step, &vars,
 					  &err);
+	/* distenv env -- CMD...: CMD's launch line, as the plugin checks the
+	 * step's command (distenv_launch_line.h) */
+	if (rc == 0 && first < argc)
+		rc = distenv_launch_check_task(req.check, &step, &vars,
+					       argc - first, argv + first,
+					       &err);
 	if (rc == 0) {
 		if (show)
 			distenv_format_show(stdout, &step, req.mode, &vars);
@@ -89,8 +102,8 @@ static int run(const struct distenv_command *cmd, int argc, char **argv,
 			distenv_format_exports(stdout, &vars);
 		if (!show) /* show has them in its block */
 			distenv_format_warnings(stderr, &vars);
-		distenv_vars_free(&vars);
 	}
+	distenv_vars_free(&vars);
 	free(topo);
 	return rc ? distenv_cmd_fail(&err) : 0;
 }

@@ -13,9 +13,11 @@
 #include "config.h"
 
 static const struct distenv_command commands[] = {
-	{ "env", DISTENV_IN_ENV, "", -1,
+	{ "env", DISTENV_IN_ENV, "[-- CMD...]", -1,
 	  "Inside a Slurm step (srun): print the variables distenv derives "
-	  "for this task as export lines, for eval \"$(distenv env)\".",
+	  "for this task as export lines, for eval \"$(distenv env)\"; with "
+	  "CMD, fail (exit 1) when its launch line contradicts this node's "
+	  "values, as the plugin does.",
 	  distenv_cmd_env },
 	{ "show", DISTENV_IN_SHOW, "", -1,
 	  "Inside a Slurm step (srun): print each variable distenv derives for "

@@ -16,6 +16,7 @@
 #include "distenv_policy.h"
 #include "distenv_step.h"
 #include "distenv_sys.h"
+#include "distenv_vars.h"
 #include "lf_prepare.h"
 
 struct distenv_topo;
@@ -109,6 +110,14 @@ int distenv_remote_rehearsal(spank_t sp, const struct distenv_site *site,
 			     const struct distenv_step *step,
 			     const struct distenv_vars *vars,
 			     struct distenv_error *err);
+
+/* slurmstepd, per task, as the user, after the derivation and before
+ * the export: the task's command against the values derived for this
+ * node (spank_launch.c). -1 with err fails the step; a warning goes
+ * into vars. */
+int distenv_remote_launch_check(spank_t sp, const struct distenv_step *step,
+				struct distenv_vars *vars,
+				struct distenv_error *err);
 
 /* slurmstepd, per task, as the user: derive and export. */
 int distenv_remote_task_init(spank_t sp);

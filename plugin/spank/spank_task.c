@@ -259,6 +259,9 @@ static int derive_and_export(spank_t sp, const struct distenv_site *site,
 					  &vars, err);
 	if (topo != st->topo)
 		free(topo);
+	/* the command's own launch arguments, before anything is exported */
+	if (rc == 0 && !batch)
+		rc = distenv_remote_launch_check(sp, &step, &vars, err);
 	/* Only for a step that asked for distenv: a site default never
 	 * fails a job (leave_alone). */
 	if (rc == 0 &&

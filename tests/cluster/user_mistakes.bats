@@ -112,6 +112,67 @@ ended_fast() {
 	nodes_idle
 }
 
+# line_step CMD...: CMD as a 2-node step in torchrun mode, timed; sets
+# $elapsed_ms (as launch).
+line_step() {
+	local t0 t1
+	t0=$(date +%s%N)
+	run timeout 120 srun -N2 --ntasks-per-node=1 --distenv "$@"
+	t1=$(date +%s%N)
+	elapsed_ms=$(((t1 - t0) / 1000000))
+	echo "$output"
+	echo "elapsed: ${elapsed_ms} ms, status $status"
+	echo "# $BATS_TEST_NUMBER: step ended in ${elapsed_ms} ms, exit $status" >&3
+}
+
+NODE_RANK_0="distenv: error: --node_rank (the step's command): torchrun --node_rank 0 on n2 (node index 1 of 2): the step needs --node_rank 1 on this node"
+
+@test "a launch line with a literal torchrun --node_rank 0 fails the step on n2 within seconds, naming the argument and the rank it needs" {
+	line_step torchrun --nnodes 2 --node_rank 0 --nproc_per_node 1 "$GLOO"
+	ended_fast
+	grep -qF "$NODE_RANK_0" <<<"$output"
+	grep -qF 'Write --node_rank "$NODE_RANK" inside bash -c' <<<"$output"
+	# n1's rank 0 is its own: only n2 fails, and ends the step
+	[ "$(grep -c 'distenv: error:' <<<"$output")" -eq 1 ]
+	grep -qE 'distenv: ending step [0-9]+\.0 on all 2 nodes' <<<"$output"
+	nodes_idle
+}
+
+@test "the launch line expanded once in bash -c \"...\" (the batch script's double quotes) fails the same way" {
+	line_step bash -c "torchrun --nnodes 2 --node_rank 0 --nproc_per_node 1 $GLOO"
+	ended_fast
+	grep -qF "$NODE_RANK_0" <<<"$output"
+	nodes_idle
+}
+
+@test "--node_rank \$SLURM_NODEID in single quotes, expanded by each node's shell, passes and the all_reduce completes" {
+	line_step bash -c 'torchrun --redirects 1 --tee 1 --nnodes 2 --node_rank $SLURM_NODEID --nproc_per_node 1 '"$GLOO"
+	[ "$status" -eq 0 ]
+	[ "$(grep -o 'result=3 OK' <<<"$output" | wc -l)" -eq 2 ]
+	refute grep -q 'distenv: error:' <<<"$output"
+}
+
+@test "a c10d --rdzv_endpoint of \$(hostname), each node its own, fails the step on n2 naming the master" {
+	line_step bash -c 'torchrun --nnodes 2 --rdzv_backend c10d --rdzv_endpoint $(hostname):29400 --nproc_per_node 1 '"$GLOO"
+	ended_fast
+	grep -qF "distenv: error: --rdzv_endpoint (the step's command): torchrun --rdzv_endpoint \$(hostname):29400 on n2 (node index 1 of 2): \$(hostname) is this node, but the rendezvous store is on the master, n1 (node index 0" <<<"$output"
+	nodes_idle
+}
+
+@test "a c10d rendezvous given --node_rank warns (ignored); --distenv-check=strict fails; off checks nothing" {
+	line_step bash -c 'torchrun --redirects 1 --tee 1 --nnodes 2 --rdzv_backend c10d --rdzv_endpoint n1:29400 --node_rank 0 --nproc_per_node 1 '"$GLOO"
+	[ "$status" -eq 0 ]
+	grep -qF "distenv: warning: --node_rank (the step's command): torchrun --node_rank 0 on n1 (node index 0 of 2): ignored: with the c10d rendezvous" <<<"$output"
+	line_step --distenv-check=strict torchrun --nnodes 2 --rdzv_backend c10d --rdzv_endpoint n1:29400 --node_rank 0 --nproc_per_node 1 "$GLOO"
+	ended_fast
+	grep -qF "distenv: error: --node_rank (the step's command): torchrun --node_rank 0 on n" <<<"$output"
+	# off: the line that fails above starts (and would wait until the
+	# rendezvous timeout: cut at 5 s here)
+	line_step --distenv-check=off timeout 5 torchrun --nnodes 2 --node_rank 0 --nproc_per_node 1 "$GLOO"
+	refute grep -q 'distenv: error:' <<<"$output"
+	[ "$status" -eq 124 ]
+}
+
 @test "--distenv-lf-config with a command that names the original YAML: a warning naming \"\$DISTENV_LF_CONFIG\"; strict fails the step" {
 	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" dpo.yaml "output_dir=$BATS_FILE_TMPDIR/out"
 	run timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \

@@ -150,6 +150,23 @@ in_netns() {
 	! grep -q 'warning' <<<"$output" || false
 }
 
+@test "env -- CMD: a launch line that contradicts this node fails, naming the argument and the value it needs; one left to the shell passes" {
+	# node index 0 of a 2-node step, the master at 10.200.0.2 on v0
+	export SLURM_STEP_NUM_NODES=2 SLURM_STEP_NODELIST=localhost,otherhost SLURM_STEP_TASKS_PER_NODE='1(x2)'
+	export SLURM_STEP_NUM_TASKS=2 MASTER_ADDR=10.200.0.2
+	run in_netns "$DISTENV" env -- bash -c "torchrun --nnodes 2 --node_rank 1 x.py"
+	[ "$status" -eq 1 ]
+	grep -qF "distenv: error: --node_rank (the step's command): torchrun --node_rank 1 on localhost (node index 0 of 2): the step needs --node_rank 0 on this node" <<<"$output"
+	[ "$(grep -c '^export ' <<<"$output")" -eq 0 ]
+	run in_netns "$DISTENV" env -- torchrun --nnodes=3 x.py
+	[ "$status" -eq 1 ]
+	grep -qF "the step has 2 nodes, so it needs --nnodes 2" <<<"$output"
+	run in_netns "$DISTENV" env -- bash -c 'torchrun --nnodes 2 --node_rank $NODE_RANK --nproc_per_node 8 x.py'
+	[ "$status" -eq 0 ]
+	grep -qx "export NODE_RANK='0'" <<<"$output"
+	grep -qF "distenv: warning: --nproc_per_node (the step's command): torchrun --nproc_per_node 8 on localhost" <<<"$output"
+}
+
 @test "an interface that does not exist is named with the ones that do" {
 	run "$DISTENV" env --ifname =ens5
 	[ "$status" -eq 1 ]
