@@ -325,6 +325,7 @@ run_apptainer() {
 	mkdir -p "$root$img" && mount --bind -o ro "$img" "$root$img"
 	echo "# $tag Apptainer and the image ready after $((SECONDS - t0)) s"
 	tap_relay "$tag " < <(in_root_pivoted "$root" "USE_LIBUV=0 DISTENV_TOP=/src DISTENV_APPTAINER_IMAGE='$img' bats --tap tests/cluster/apptainer.bats 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
+	echo "# $tag Apptainer: $((SECONDS - t0)) s in all"
 }
 
 if [ "$(id -u)" -ne 0 ]; then
