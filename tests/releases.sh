@@ -32,6 +32,12 @@
 # with this machine's pinned venv and its Python 3.11 bound into the
 # chroot (lf_stack_into).
 #
+# tests/cluster/apptainer.bats runs in the 26.05 chroot alone (Debian
+# packages Apptainer in sid only): run_apptainer installs Apptainer there
+# from .debs cached beside the tarball, binds in the Debian 12 image of
+# contrib/containers/image.sh and runs the file in a mount namespace
+# pivoted to the chroot.
+#
 # Each release's cluster has names of its own (cluster_names), apart from
 # those of this machine's suite and of each other: its bridge, network,
 # namespaces and controller port. The chroots share this machine's
@@ -177,7 +183,7 @@ apptainer_into() {
 	local root=$1 suite=$2 debs="$cache/$2.apptainer" stamp tmp
 	stamp=$(cat "$cache/$suite.stamp")
 	if [ "$(cat "$debs/stamp" 2>/dev/null)" != "$stamp" ]; then
-		rm -rf -- "$debs" "$root/tmp/apptainer-debs"
+		rm -rf -- "$debs" "$debs.new" "$root/tmp/apptainer-debs"
 		mkdir -p "$root/tmp/apptainer-debs/partial"
 		tmp='apt-get install -y -qq --no-install-recommends --download-only -o Dir::Cache::archives=/tmp/apptainer-debs apptainer'
 		in_root "$root" "$tmp" >/dev/null 2>&1 ||
@@ -259,7 +265,7 @@ run_release() {
 
 # run_cluster ROOT TAG SUITE: the cluster suite on the chroot's daemons
 run_cluster() {
-	local root=$1 tag=$2 suite=$3 deb files f lf_asked apptainer_asked img
+	local root=$1 tag=$2 suite=$3 deb files f lf_asked apptainer_asked
 	# tasks need /dev (null, shm for Gloo, pts); ip netns keeps its
 	# mounts and munged its socket under /run: a private one
 	mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
@@ -316,8 +322,11 @@ run_cluster() {
 # (DISTENV_APPTAINER_IMAGE), in a pivoted namespace (in_root_pivoted)
 run_apptainer() {
 	local root=$1 tag=$2 suite=$3 img t0=$SECONDS
-	apptainer_into "$root" "$suite"
-	check $? "$tag Apptainer installs in the chroot ($(chroot "$root" apptainer --version 2>/dev/null || echo none), after $((SECONDS - t0)) s)"
+	if ! apptainer_into "$root" "$suite"; then
+		tap not-ok "$tag tests/cluster/apptainer.bats: cannot install Apptainer in the chroot (apptainer_into)"
+		return
+	fi
+	tap ok "$tag Apptainer installs in the chroot ($(chroot "$root" apptainer --version), after $((SECONDS - t0)) s)"
 	if ! img=$(contrib/containers/image.sh); then
 		tap not-ok "$tag tests/cluster/apptainer.bats: contrib/containers/image.sh cannot build the image"
 		return
