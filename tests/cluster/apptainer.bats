@@ -14,7 +14,7 @@
 # win over it, and it joins no network namespace of its own: the tasks
 # inside reach each other on the node's interfaces, which distenv names
 # to Gloo. It binds $HOME, /tmp, /var/tmp and the working directory by
-# default (--contain: none of them).
+# default; --contain gives a fresh /tmp (and $HOME, says its guide).
 #
 # The build's distenv runs inside from a bind of the tree; the image's
 # glibc (Debian 12) is older than the one it was built with (sid), so it
