@@ -32,6 +32,12 @@
 # with this machine's pinned venv and its Python 3.11 bound into the
 # chroot (lf_stack_into).
 #
+# tests/cluster/apptainer.bats runs in the 26.05 chroot alone (Debian
+# packages Apptainer in sid only): run_apptainer installs Apptainer there
+# from .debs cached beside the tarball, binds in the Debian 12 image of
+# contrib/containers/image.sh and runs the file in a mount namespace
+# pivoted to the chroot.
+#
 # Each release's cluster has names of its own (cluster_names), apart from
 # those of this machine's suite and of each other: its bridge, network,
 # namespaces and controller port. The chroots share this machine's
@@ -92,16 +98,19 @@ chroot_tarball() {
 
 # end_root ROOT: stop what still runs in the chroot (a bats that was
 # interrupted leaves srun, tasks or daemons there), then unmount and
-# remove it
+# remove it. A process is the chroot's when its root directory is the
+# chroot's, compared by device and inode: the path of a root in another
+# mount namespace (in_root_pivoted) does not read as ROOT here.
 end_root() {
-	local root=$1 p pids
+	local root=$1 p pids id
 	# the cluster's own stop first: it removes the links it made
 	[ -x "$root/src/tests/cluster/cluster.sh" ] && [ -d "$root/proc/1" ] &&
 		chroot "$root" /src/tests/cluster/cluster.sh stop >/dev/null 2>&1
+	id=$(stat -c %d:%i "$root")
 	for _ in 1 2 3; do
 		pids=()
 		for p in /proc/[0-9]*; do
-			[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && pids+=("${p#/proc/}")
+			[ "$(stat -L -c %d:%i "$p/root" 2>/dev/null)" = "$id" ] && pids+=("${p#/proc/}")
 		done
 		[ ${#pids[@]} -gt 0 ] || break
 		kill -KILL "${pids[@]}" 2>/dev/null
@@ -140,6 +149,54 @@ lf_stack_into() {
 # in_root ROOT CMD: run CMD (a bash command line) in the chroot at /src
 in_root() {
 	chroot "$1" /bin/bash -c "cd /src && $2"
+}
+
+# in_root_pivoted ROOT CMD: in_root, in a mount namespace of its own whose
+# root is the chroot (pivot_root(2)), the host's tree detached. Apptainer
+# runs nothing in a plain chroot: its starter joins the container's
+# mount namespace, whose root is the namespace's and not the chroot's,
+# and aborts ("Running inside a weak chrooted environment, prefer
+# pivot_root instead of chroot"). The mounts made under ROOT before
+# reach the namespace as they are.
+in_root_pivoted() {
+	# shellcheck disable=SC2016 # expanded in the namespace
+	unshare --mount --propagation private /bin/bash -c '
+		cd "$1" && mkdir -p .distenv-host && pivot_root . .distenv-host &&
+			exec /usr/sbin/chroot . /bin/bash -c "umount -l /.distenv-host && rmdir /.distenv-host && cd /src && $2"
+	' in_root_pivoted "$1" "$2"
+}
+
+# apptainer_into ROOT SUITE: Apptainer (Debian's apptainer, packaged in
+# sid only) installed in the chroot, its packages cached beside the
+# chroot's tarball: CACHE/SUITE.apptainer/*.deb, kept while that tarball
+# is the one they were fetched for (their stamp is its stamp), so a run
+# after the first installs them with dpkg, no network (a few seconds,
+# against a full rebuild of the tarball for a longer package list). The
+# first fetch resolves them with the tarball's own package lists; when
+# the registry no longer has those versions, with fresh ones.
+# Apptainer's root default capabilities become `no`: its `full` asks for
+# every capability, and a machine whose bounding set lacks one (this
+# one: CAP_SYS_RESOURCE) refuses the container ("Requesting capability
+# set ... while permitted capability set is ..."); the tests' commands
+# need none.
+apptainer_into() {
+	local root=$1 suite=$2 debs="$cache/$2.apptainer" stamp tmp
+	stamp=$(cat "$cache/$suite.stamp")
+	if [ "$(cat "$debs/stamp" 2>/dev/null)" != "$stamp" ]; then
+		rm -rf -- "$debs" "$debs.new" "$root/tmp/apptainer-debs"
+		mkdir -p "$root/tmp/apptainer-debs/partial"
+		tmp='apt-get install -y -qq --no-install-recommends --download-only -o Dir::Cache::archives=/tmp/apptainer-debs apptainer'
+		in_root "$root" "$tmp" >/dev/null 2>&1 ||
+			in_root "$root" "apt-get update -qq && $tmp" >/dev/null 2>&1 || return 1
+		mkdir -p "$debs.new" && cp "$root"/tmp/apptainer-debs/*.deb "$debs.new/" &&
+			echo "$stamp" >"$debs.new/stamp" && mv "$debs.new" "$debs" || return 1
+	fi
+	mkdir -p "$root/tmp/apptainer-debs"
+	cp "$debs"/*.deb "$root/tmp/apptainer-debs/" &&
+		in_root "$root" 'dpkg -i /tmp/apptainer-debs/*.deb' >/dev/null 2>&1 &&
+		rm -rf -- "$root/tmp/apptainer-debs" &&
+		sed -i 's/^root default capabilities = full$/root default capabilities = no/' \
+			"$root/etc/apptainer/apptainer.conf"
 }
 
 run_release() {
@@ -201,14 +258,14 @@ run_release() {
 		echo "# release $rel: unit and command tests after $((SECONDS - t0)) s"
 	fi
 	if [ "$what" != no-cluster ]; then
-		run_cluster "$root" "$tag"
+		run_cluster "$root" "$tag" "$suite"
 		echo "# release $rel: cluster suite after $((SECONDS - t0)) s"
 	fi
 }
 
-# run_cluster ROOT TAG: the cluster suite on the chroot's daemons
+# run_cluster ROOT TAG SUITE: the cluster suite on the chroot's daemons
 run_cluster() {
-	local root=$1 tag=$2 deb files f lf_asked
+	local root=$1 tag=$2 suite=$3 deb files f lf_asked apptainer_asked
 	# tasks need /dev (null, shm for Gloo, pts); ip netns keeps its
 	# mounts and munged its socket under /run: a private one
 	mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
@@ -224,7 +281,7 @@ run_cluster() {
 	deb=$(in_root "$root" 'cd /pkgsrc && DEB_BUILD_OPTIONS=nocheck contrib/build-deb.sh /tmp/deb 2>/tmp/deb.log')
 	check $? "$tag the Debian package builds against this release (${deb##*/})"
 	[ -n "$deb" ] || sed 's/^/# /' "$root/tmp/deb.log" | tail -20
-	files='' lf_asked=0
+	files='' lf_asked=0 apptainer_asked=0
 	for f in ${DISTENV_CLUSTER_FILES:-tests/cluster/*.bats}; do
 		case $f in
 		tests/cluster/llamafactory.bats) lf_asked=1 ;;
@@ -234,6 +291,9 @@ run_cluster() {
 		# its firewall rules need nft, which is this machine's; the
 		# rehearsal's sockets are no release's
 		tests/cluster/rehearsal.bats) ;;
+		# Apptainer is packaged in sid only: its tests run in the
+		# 26.05 chroot, and nowhere else (tests/run leaves them out)
+		tests/cluster/apptainer.bats) [ "$suite" = sid ] && apptainer_asked=1 ;;
 		*) files="$files $f" ;;
 		esac
 	done
@@ -244,6 +304,9 @@ run_cluster() {
 	if [ -n "$files" ]; then
 		tap_relay "$tag " < <(in_root "$root" "USE_LIBUV=0 DISTENV_TOP=/src DISTENV_DEB='$deb' bats --tap $files 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
 	fi
+	if [ "$apptainer_asked" = 1 ]; then
+		run_apptainer "$root" "$tag" "$suite"
+	fi
 	[ "$lf_asked" = 1 ] || return 0
 	# The real LLaMA-Factory stack: the tests of llamafactory.bats that
 	# DISTENV_RELEASES_LF_FILTER selects (a bats --filter regex; the whole
@@ -253,6 +316,28 @@ run_cluster() {
 		return
 	fi
 	tap_relay "$tag " < <(in_root "$root" "DISTENV_TOP=/src bats --tap --filter '$lf_filter' tests/cluster/llamafactory.bats 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
+}
+
+# run_apptainer ROOT TAG SUITE: tests/cluster/apptainer.bats, with
+# Apptainer installed in the chroot (apptainer_into) and the Debian 12
+# image of contrib/containers/image.sh (built on this machine, cached
+# outside the checkout) bound read-only at its own path
+# (DISTENV_APPTAINER_IMAGE), in a pivoted namespace (in_root_pivoted)
+run_apptainer() {
+	local root=$1 tag=$2 suite=$3 img t0=$SECONDS
+	if ! apptainer_into "$root" "$suite"; then
+		tap not-ok "$tag tests/cluster/apptainer.bats: cannot install Apptainer in the chroot (apptainer_into)"
+		return
+	fi
+	tap ok "$tag Apptainer installs in the chroot ($(chroot "$root" apptainer --version), after $((SECONDS - t0)) s)"
+	if ! img=$(contrib/containers/image.sh); then
+		tap not-ok "$tag tests/cluster/apptainer.bats: contrib/containers/image.sh cannot build the image"
+		return
+	fi
+	mkdir -p "$root$img" && mount --bind -o ro "$img" "$root$img"
+	echo "# $tag Apptainer and the image ready after $((SECONDS - t0)) s"
+	tap_relay "$tag " < <(in_root_pivoted "$root" "USE_LIBUV=0 DISTENV_TOP=/src DISTENV_APPTAINER_IMAGE='$img' bats --tap tests/cluster/apptainer.bats 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
+	echo "# $tag Apptainer: $((SECONDS - t0)) s in all"
 }
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -23,9 +23,10 @@
 # package.bats is left out: it tests the installed .deb, not this build.
 # llamafactory.bats is left out too: its steps run the plugin's code that
 # templates.bats runs (the LLaMA-Factory preparation in task_init), and its
-# minutes go to the real trainer, not to distenv. containers.bats and
-# pyxis.bats are left out: their steps run the plugin's code of the plain
-# steps, then a container, and the command inside is not this build's.
+# minutes go to the real trainer, not to distenv. containers.bats,
+# pyxis.bats and apptainer.bats (which runs in the 26.05 chroot only) are
+# left out: their steps run the plugin's code of the plain steps, then a
+# container, and the command inside is not this build's.
 #
 # A canary plugin (tests/cluster/asan_canary.c) with a one-byte heap
 # overflow, run in srun and in a task first, proves that a report from
@@ -177,7 +178,7 @@ rm -f "$conf" "$reports"/*
 files=()
 for f in ${DISTENV_SANITIZE_BATS:-tests/cluster/*.bats}; do
 	case "$f" in
-	tests/cluster/package.bats | tests/cluster/llamafactory.bats | tests/cluster/containers.bats | tests/cluster/pyxis.bats) ;;
+	tests/cluster/package.bats | tests/cluster/llamafactory.bats | tests/cluster/containers.bats | tests/cluster/pyxis.bats | tests/cluster/apptainer.bats) ;;
 	*) files+=("$f") ;;
 	esac
 done

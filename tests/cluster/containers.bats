@@ -47,20 +47,9 @@ setup() {
 		ch-run "$IMG" -- /bin/sh -c 'echo "IN $SLURM_PROCID node=$SLURM_NODEID NNODES=$NNODES NODE_RANK=$NODE_RANK MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT ports=$SLURM_STEP_RESV_PORTS ch=$CH_RUNNING"'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(grep -c '^IN ' <<<"$output")" -eq 4 ]
-	for r in 0 1 2 3; do
-		line=$(grep "^IN $r " <<<"$output")
-		node=$((r / 2))
-		[[ $line == *" node=$node NNODES=2 NODE_RANK=$node MASTER_ADDR=$CLUSTER_NET.1 "* ]]
-		# the step's first reserved port (Slurm's MpiParams=ports)
-		port=${line#* MASTER_PORT=}
-		port=${port%% *}
-		ports=${line#* ports=}
-		ports=${ports%% *}
-		[ "$port" = "${ports%%[-,]*}" ]
-		# the task ran in the container
-		[[ $line == *" ch=Weird Al Yankovic" ]]
-	done
+	tasks_saw_distenv "$output"
+	# each task ran in the container
+	[ "$(grep -c '^IN .* ch=Weird Al Yankovic$' <<<"$output")" -eq 4 ]
 }
 
 # in_container_distenv: the build's distenv command for the container:
@@ -94,9 +83,7 @@ in_container_distenv() {
 	run srun -N2 --distenv ch-run --set-env="$BATS_TEST_TMPDIR/image.env" "${BINDS[@]}" "$IMG" -- /mnt/1/distenv check-env -- echo TRAINING
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[ "$(grep -c '^TRAINING' <<<"$output")" -eq 0 ]
-	[ "$(grep -cF 'distenv: error: NNODES: is "7" here, not the value distenv set for this step' <<<"$output")" -eq 2 ]
-	[ "$(grep -cF 'distenv: error: MASTER_PORT: is "1234" here, not the value distenv set for this step' <<<"$output")" -eq 2 ]
+	check_env_stopped "$output" "${REPLACED_7_1234[@]}"
 	nodes_idle
 }
 

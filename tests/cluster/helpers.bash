@@ -107,6 +107,44 @@ all_ranks_reduced() {
 	done
 }
 
+# tasks_saw_distenv TEXT: TEXT has one line of each of 4 tasks (2 nodes
+# x 2) that echoed, in a container, "IN $SLURM_PROCID
+# node=$SLURM_NODEID NNODES=... NODE_RANK=... MASTER_ADDR=...
+# MASTER_PORT=... ports=$SLURM_STEP_RESV_PORTS ...", each with
+# distenv's values: 2 nodes, the task's node as its rank, the first
+# node's address and the step's first reserved port (Slurm's
+# MpiParams=ports)
+tasks_saw_distenv() {
+	local r line node port ports
+	[ "$(grep -c '^IN ' <<<"$1")" -eq 4 ]
+	for r in 0 1 2 3; do
+		line=$(grep "^IN $r " <<<"$1")
+		node=$((r / 2))
+		[[ $line == *" node=$node NNODES=2 NODE_RANK=$node MASTER_ADDR=$CLUSTER_NET.1 "* ]]
+		port=${line#* MASTER_PORT=}
+		port=${port%% *}
+		ports=${line#* ports=}
+		ports=${ports%% *}
+		[ "$port" = "${ports%%[-,]*}" ]
+	done
+}
+
+# check_env_stopped TEXT TEXT2...: `distenv check-env -- echo TRAINING`
+# on 2 nodes stopped the step before its command (no TRAINING line in
+# TEXT), with each of TEXT2... (fixed strings) once per node
+check_env_stopped() {
+	local out=$1 what
+	shift
+	[ "$(grep -c '^TRAINING' <<<"$out")" -eq 0 ]
+	for what in "$@"; do
+		[ "$(grep -cF "$what" <<<"$out")" -eq 2 ]
+	done
+}
+
+# the errors of check-env for NNODES and MASTER_PORT replaced by 7 and 1234
+REPLACED_7_1234=('distenv: error: NNODES: is "7" here, not the value distenv set for this step'
+	'distenv: error: MASTER_PORT: is "1234" here, not the value distenv set for this step')
+
 # Every node idle: no user mistake may drain or down a node. A node still
 # "completing" the step that just failed is given up to 10 s to finish:
 # that state passes, a drained or down node stays.
