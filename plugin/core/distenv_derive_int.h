@@ -64,7 +64,7 @@ int derive_add_var(struct derivation *d, const char *name, const char *value,
 		   const char *reason);
 
 /* A derived variable: only names of the table of distenv_derived.h,
- * which the site policy and README.md follow (an internal error
+ * which the site policy and docs/variables.md follow (an internal error
  * otherwise). The user's value is kept when the user set one. */
 int derive_emit(struct derivation *d, const char *name, const char *value,
 		const char *reason_fmt, ...)

@@ -5,7 +5,7 @@
  * - the derivation, which refuses to set a name the table lacks;
  * - the site policy parser (plugin/site), which refuses these names in
  *   env:, with the table's word on how a site steers the value instead;
- * - tests/unit/test_derived.c, which checks that README.md's tables of
+ * - tests/unit/test_derived.c, which checks that docs/variables.md's tables of
  *   variables ("Where each value comes from", "Elastic mode") list
  *   exactly these names.
  */

@@ -5,7 +5,7 @@
  * distenv command. The views are built from it, never typed again:
  * spank_options.c makes the array it registers, each subcommand its
  * getopt_long(3) array and its --help text (plugin/cmd/cmd_options.c),
- * and tests/cmd/options.bats checks distenv(1), distenv(8) and README.md
+ * and tests/cmd/options.bats checks distenv(1), distenv(8) and docs/user-guide.md
  * against it in both directions.
  *
  * Plain data. A row says which code parses its value (enum

@@ -91,7 +91,7 @@ struct distenv_site_var {
 };
 
 /* distenv_site.given: plugstack arguments that were on the line; they
- * win over the site policy file (README, "Admins"). */
+ * win over the site policy file (docs/admin-guide.md). */
 #define DISTENV_SITE_GIVEN_MODE 0x1u
 #define DISTENV_SITE_GIVEN_PORTS 0x2u
 

@@ -37,7 +37,7 @@ pkg_dpkg() {
 	return 1
 }
 
-# Comment the plugstack line out, as the rollback in README.md says.
+# Comment the plugstack line out, as the rollback in docs/admin-guide.md says.
 snippet_disable() {
 	local tmp
 	[ -f "$SNIPPET" ] || return 0

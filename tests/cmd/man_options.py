@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Check the option lists of the man pages and README.md against the
+"""Check the option lists of the man pages and docs/user-guide.md against the
 option table (plugin/core/distenv_option_table.h), in both directions,
 and the DISTENV_* variables of the man pages against the sources.
 
-    man_options.py DISTENV PLUGIN_OPTIONS TOP [distenv.1 [distenv.8 [README.md]]]
+    man_options.py DISTENV PLUGIN_OPTIONS TOP [distenv.1 [distenv.8 [user-guide.md]]]
 
 DISTENV is the built command: `distenv --help` names the subcommands and
 `distenv SUB --help` each one's options, both made from the table.
@@ -125,7 +125,7 @@ def main(argv):
     pages = argv[4:] + [None] * (3 - len(argv[4:]))
     man1 = pages[0] or f"{top}/contrib/man/distenv.1"
     man8 = pages[1] or f"{top}/contrib/man/distenv.8"
-    readme = pages[2] or f"{top}/README.md"
+    readme = pages[2] or f"{top}/docs/user-guide.md"
     plugin = set()
     for line in subprocess.run([plugin_options], capture_output=True,
                                text=True, check=True).stdout.split():

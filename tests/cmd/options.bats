@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The option table (plugin/core/distenv_option_table.h) against what users
-# read: each subcommand's --help, distenv(1), distenv(8) and README.md,
+# read: each subcommand's --help, distenv(1), distenv(8) and
+# docs/user-guide.md,
 # in both directions, and the DISTENV_* variables of the man pages
 # against the sources (tests/cmd/man_options.py).
 
@@ -12,7 +13,7 @@ setup() {
 	CHECK=(python3 "$BATS_TEST_DIRNAME/man_options.py" "$DISTENV"
 		"$TOP/tests/unit/plugin_options" "$TOP")
 	MAN1="$TOP/contrib/man/distenv.1" MAN8="$TOP/contrib/man/distenv.8"
-	README="$TOP/README.md"
+	README="$TOP/docs/user-guide.md"
 }
 
 # The subcommands, as distenv --help names them.
@@ -20,7 +21,7 @@ subcommands() {
 	"$DISTENV" --help | sed -nE 's/^(usage:| {6}) distenv ([a-z][a-z-]*).*/\2/p'
 }
 
-@test "distenv(1), distenv(8) and README.md list every option of the table and no other, and the DISTENV_* variables" {
+@test "distenv(1), distenv(8) and the user's guide list every option of the table and no other, and the DISTENV_* variables" {
 	run "${CHECK[@]}"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -30,7 +31,7 @@ subcommands() {
 	[ "$(subcommands | tr '\n' ' ')" = "env show topo check-config check-env plan prepare " ]
 }
 
-@test "an option taken out of a man page or README.md, or one the table lacks, fails the check with its name" {
+@test "an option taken out of a man page or the user's guide, or one the table lacks, fails the check with its name" {
 	# distenv(8) without --distenv-port
 	grep -vF '.BI \-\-distenv\-port= PORT' "$MAN8" >"$BATS_TEST_TMPDIR/distenv.8"
 	[ "$(wc -l <"$BATS_TEST_TMPDIR/distenv.8")" -eq $(($(wc -l <"$MAN8") - 1)) ]
@@ -54,7 +55,7 @@ subcommands() {
 	[ "$status" -eq 1 ]
 	grep -qxF "$BATS_TEST_TMPDIR/distenv.1: OPTIONS, 'env' lists --json, which none of ['env'] takes" <<<"$output"
 	grep -qxF "$BATS_TEST_TMPDIR/distenv.1: OPTIONS lack --json of distenv plan" <<<"$output"
-	# README.md without --distenv-resume
+	# the user's guide without --distenv-resume
 	grep -v '^| `--distenv-resume' "$README" >"$BATS_TEST_TMPDIR/README.md"
 	run "${CHECK[@]}" "$MAN1" "$MAN8" "$BATS_TEST_TMPDIR/README.md"
 	[ "$status" -eq 1 ]

@@ -3,7 +3,7 @@
  * a line as srun --help names them ("--distenv-port=PORT"), from the
  * option table (plugin/core/distenv_option_table.h) with the rule
  * spank_options.c registers them by: every row with a plugin name.
- * tests/cmd/options.bats checks distenv(8) and README.md against it.
+ * tests/cmd/options.bats checks distenv(8) and docs/user-guide.md against it.
  */
 #include <stdio.h>
 

@@ -1,5 +1,6 @@
 /* Unit tests: the table of derived variables (distenv_derived.h) and
- * README.md's tables of variables name the same set. */
+ * the tables of variables of docs/variables.md and docs/user-guide.md
+ * name the same set. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,8 +14,13 @@
 
 #define NAMES_MAX 64
 
-/* The sections of README.md whose table lists variables in its first
- * column. */
+/* The guides, and their sections whose table lists variables in its
+ * first column. */
+static const char *const files[] = {
+	DISTENV_DOCS "/variables.md",
+	DISTENV_DOCS "/user-guide.md",
+};
+
 static const char *const sections[] = {
 	"## Where each value comes from",
 	"### Elastic mode (c10d rendezvous)",
@@ -48,9 +54,11 @@ static int in_section(const char *title)
 static size_t readme_names(char names[][64])
 {
 	char line[4096];
-	size_t n = 0, k;
+	size_t n = 0, k, file;
+
+	for (file = 0; file < sizeof(files) / sizeof(files[0]); file++) {
 	int inside = 0;
-	FILE *f = fopen(DISTENV_README, "r");
+	FILE *f = fopen(files[file], "r");
 
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
@@ -86,6 +94,7 @@ static size_t readme_names(char names[][64])
 		}
 	}
 	fclose(f);
+	}
 	return n;
 }
 
@@ -97,14 +106,14 @@ static void readme_lists_the_table(void **state)
 	(void)state;
 	for (i = 0; i < n; i++)
 		if (!distenv_derived_find(names[i]))
-			fail_msg("README.md lists %s, which distenv_derived_vars "
+			fail_msg("the guides list %s, which distenv_derived_vars "
 				 "lacks", names[i]);
 	for (k = 0; k < distenv_derived_count; k++) {
 		for (i = 0; i < n; i++)
 			if (strcmp(names[i], distenv_derived_vars[k].name) == 0)
 				break;
 		if (i == n)
-			fail_msg("README.md's tables lack %s",
+			fail_msg("the guides' tables lack %s",
 				 distenv_derived_vars[k].name);
 	}
 	assert_int_equal(n, distenv_derived_count);
