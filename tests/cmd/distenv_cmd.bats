@@ -125,7 +125,13 @@ own_ipv4() {
 # no root needed): v0 holds 10.200.0.2/24, its peer v1 an IPv6
 # link-local address only.
 in_netns() {
-	unshare -rn sh -c 'ip link set lo up &&
+	local flags=-rn
+	# root needs no user namespace, and a chrooted caller may not make
+	# one (unshare(2): EPERM), as in tests/releases.sh's chroots
+	if [ "$(id -u)" -eq 0 ]; then
+		flags=-n
+	fi
+	unshare "$flags" sh -c 'ip link set lo up &&
 		ip link add v0 type veth peer name v1 &&
 		ip link set v0 up && ip link set v1 up &&
 		ip addr add 10.200.0.2/24 dev v0 &&
