@@ -146,6 +146,8 @@ mark_job() {
 	lf="$TOP/tests/lf"
 	sed -e "s#MODEL_DIR#$lf/qwen2-72b#" -e "s#DS_PATH#$lf/ds_z3_config.json#" \
 		-e "s#OUTPUT_DIR#$LOCAL/same/out#" "$lf/full_dpo.yaml" >same.yaml
+	# (each step's copy is in a folder named by its step: the header's
+	# first two lines are compared without it)
 	# the checkpoint the job script agreed on (an empty one: the
 	# resume check is off in both, what counts is that both take it)
 	srun -N2 --ntasks-per-node=1 mkdir -p "$LOCAL/same/out/checkpoint-4"
@@ -154,8 +156,8 @@ mark_job() {
 	#SBATCH -N2 --ntasks-per-node=1 --distenv
 	export SLURM_RESTART_COUNT=1 DISTENV_RESUME=$LOCAL/same/out/checkpoint-4
 	srun --distenv-lf-config=$BATS_FILE_TMPDIR/same.yaml --distenv-mark-storage true
-	srun --distenv-lf-config=$BATS_FILE_TMPDIR/same.yaml --distenv-check=off bash -c 'sed -E "1s/ step [0-9]+,/ step S,/" "\$DISTENV_LF_CONFIG" >plugin.\$SLURMD_NODENAME; echo "\$DISTENV_LF_RESUME" >>plugin.\$SLURMD_NODENAME'
-	srun bash -c 'eval "\$(distenv prepare --lf-config $BATS_FILE_TMPDIR/same.yaml --check off)" && sed -E "1s/ step [0-9]+,/ step S,/" "\$DISTENV_LF_CONFIG" >cmd.\$SLURMD_NODENAME; echo "\$DISTENV_LF_RESUME" >>cmd.\$SLURMD_NODENAME'
+	srun --distenv-lf-config=$BATS_FILE_TMPDIR/same.yaml --distenv-check=off bash -c 'sed -E "1s/ step [0-9]+,/ step S,/; 2s/distenv-([0-9]+)-[0-9]+[.][0-9]+-/distenv-\1-J.S-/" "\$DISTENV_LF_CONFIG" >plugin.\$SLURMD_NODENAME; echo "\$DISTENV_LF_RESUME" >>plugin.\$SLURMD_NODENAME'
+	srun bash -c 'eval "\$(distenv prepare --lf-config $BATS_FILE_TMPDIR/same.yaml --check off)" && sed -E "1s/ step [0-9]+,/ step S,/; 2s/distenv-([0-9]+)-[0-9]+[.][0-9]+-/distenv-\1-J.S-/" "\$DISTENV_LF_CONFIG" >cmd.\$SLURMD_NODENAME; echo "\$DISTENV_LF_RESUME" >>cmd.\$SLURMD_NODENAME'
 	EOF
 	sbatch --wait -o same.out -e same.out same.sbatch
 	cat same.out
