@@ -111,9 +111,11 @@ function_of() {
 # run, from stdin, with "%test" for "@test" (bats would take a line of
 # this file that starts with "@test" for a test of its own, even in a
 # heredoc).
+# (%and becomes &&: a fixture's && list inside a heredoc would read, to
+# a line-based check of this file, as an assertion that cannot fail)
 bats_file() {
 	mkdir -p "$(dirname "$1")"
-	sed 's/^%test /@test /' >"$1"
+	sed -e 's/^%test /@test /' -e 's/%and/\&\&/g' >"$1"
 }
 
 # shellcheck disable=SC2016 # the expected lines quote the fixture, $ and all
@@ -129,8 +131,9 @@ bats_file() {
 	run "$CHECK" "$TREE"
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[[ "${lines[0]}" == 'tests/cluster/and.bats:5: [ "$status" -eq 0 ] && [ -z "$output" ]: an && list before the end of test "two at once": errexit ignores '*'(fix: one assertion per line, '* ]]
-	[[ "${lines[1]}" == 'tests/cluster/helpers.bash:3: [ "$status" -ne 0 ] && [ "$status" -ne 124 ]: an && list before the end of function ended: '* ]]
+	and='&&'
+	[[ "${lines[0]}" == 'tests/cluster/and.bats:5: [ "$status" -eq 0 ] '"$and"' [ -z "$output" ]: an '"$and"' list before the end of test "two at once": errexit ignores '*'(fix: one assertion per line, '* ]]
+	[[ "${lines[1]}" == 'tests/cluster/helpers.bash:3: [ "$status" -ne 0 ] '"$and"' [ "$status" -ne 124 ]: an '"$and"' list before the end of function ended: '* ]]
 	[ "${lines[2]}" = "structure: 2 problems" ]
 }
 
@@ -158,7 +161,7 @@ setup() { cd "$BATS_TEST_TMPDIR" && echo x >f; }
 	! grep -q y f || false
 	[[ -s f && ! -e h ]]
 	cat <<EOT
-	[ a ] && [ b ]
+	[ a ] %and [ b ]
 	! grep -q y f
 EOT
 	run bash -c '
