@@ -246,6 +246,18 @@ static void decide_soen(const struct lf_inputs *in, const struct user_keys *u,
 		    in->out_fs ? in->out_fs : "local");
 }
 
+void lf_resume_input_of(const struct lf_inputs *in, int zero_stage,
+			struct lf_resume_input *ri)
+{
+	memset(ri, 0, sizeof(*ri));
+	ri->node_id = in->node_id;
+	ri->gpus_per_node = in->gpus_per_node ? in->gpus_per_node : 1;
+	ri->world_size = (in->nnodes ? in->nnodes : 1) * ri->gpus_per_node;
+	ri->zero_stage = zero_stage;
+	ri->restore_latest = in->out_storage == LF_STORAGE_LOCAL;
+	ri->shared = in->out_storage == LF_STORAGE_SHARED;
+}
+
 /* The checkpoint the resume takes, in the listing LS that holds it: the
  * files this node's ranks open (lf_resume.h), and DeepSpeed's `latest`
  * to restore where only node 0 writes it. RESUME: the YAML's (or the
@@ -258,15 +270,9 @@ static void check_resume_files(const struct lf_inputs *in,
 	struct lf_resume_result rr;
 	struct distenv_error e;
 
-	memset(&ri, 0, sizeof(ri));
+	lf_resume_input_of(in, dec->zero_stage, &ri);
 	ri.checkpoint = dec->resume_ckpt;
 	ri.latest_tag = in->latest_tag;
-	ri.node_id = in->node_id;
-	ri.gpus_per_node = in->gpus_per_node ? in->gpus_per_node : 1;
-	ri.world_size = (in->nnodes ? in->nnodes : 1) * ri.gpus_per_node;
-	ri.zero_stage = dec->zero_stage;
-	ri.restore_latest = in->out_storage == LF_STORAGE_LOCAL;
-	ri.shared = in->out_storage == LF_STORAGE_SHARED;
 	distenv_error_clear(&e);
 	if (lf_resume_check(ls, &ri, &rr, &e)) {
 		msg(dec, in, LF_ERROR, e.where, e.fix, "%s", e.what);

@@ -155,6 +155,15 @@ int lf_decide(const struct lf_inputs *in, struct lf_decision *dec,
 	      struct distenv_error *err);
 
 /*
+ * The resume check's view of this node (lf_resume.h) from in, for a run
+ * of ZeRO stage zero_stage: its ranks (a node or GPU count of 0 counts
+ * as 1), and the storage of output_dir. checkpoint and latest_tag are
+ * left NULL for the caller.
+ */
+void lf_resume_input_of(const struct lf_inputs *in, int zero_stage,
+			struct lf_resume_input *ri);
+
+/*
  * The checks that need only the YAML and the submitting host's files,
  * for srun/sbatch/salloc before anything starts: unknown keys, and a
  * local model_name_or_path that cannot be read (in->model_missing).

@@ -118,13 +118,7 @@ static int choose_auto(const char *output_dir, struct lf_sys_listing *out_ls,
 	in->resume_override = "";
 	if (lf_decide(in, &res->dec, err))
 		return -1;
-	memset(&ri, 0, sizeof(ri));
-	ri.node_id = in->node_id;
-	ri.gpus_per_node = in->gpus_per_node;
-	ri.world_size = in->nnodes * in->gpus_per_node;
-	ri.zero_stage = res->dec.zero_stage;
-	ri.restore_latest = in->out_storage == LF_STORAGE_LOCAL;
-	ri.shared = in->out_storage == LF_STORAGE_SHARED;
+	lf_resume_input_of(in, res->dec.zero_stage, &ri);
 	lf_ckpt_choose(&out_ls->ls, &ri, latest_of, &lc, &ch);
 	lf_ckpt_describe(&ch, res->resume_note, sizeof(res->resume_note));
 	res->resume_set = 1;
