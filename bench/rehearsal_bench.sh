@@ -43,7 +43,7 @@ salloc -N2 bash -c '
 			t0=$(date +%s%N)
 			DISTENV_REHEARSAL_TIMEOUT=$t srun -N2 --distenv true >"$work/last.out" 2>&1 ||
 				{ echo "step $v: failed"; cat "$work/last.out"; } >>"$work/failures"
-			echo $((($(date +%s%N) - t0) / 1000000)) >>"$work/step-$v.ms"
+			echo $((($(date +%s%N) - t0) / 1000)) >>"$work/step-$v.us"
 		done
 	done' rehearsal-bench "$work" "$rounds" >/dev/null 2>&1 || echo "salloc failed" >>"$work/failures"
 for r in $(seq 1 "$rounds"); do
@@ -53,7 +53,7 @@ for r in $(seq 1 "$rounds"); do
 		t0=$(date +%s%N)
 		DISTENV_REHEARSAL_TIMEOUT=$t srun -N2 --distenv true >"$work/last.out" 2>&1 ||
 			{ echo "job $v: failed"; cat "$work/last.out"; } >>"$work/failures"
-		echo $((($(date +%s%N) - t0) / 1000000)) >>"$work/job-$v.ms"
+		echo $((($(date +%s%N) - t0) / 1000)) >>"$work/job-$v.us"
 	done
 	: "$r"
 done
@@ -64,10 +64,11 @@ if [ -s "$work/failures" ]; then
 	cat "$work/failures" >&2
 fi
 
-# stats FILE: median mean p90
+# stats FILE: median mean p90, in ms, from microseconds (a step of
+# 40 ms: whole milliseconds would hide the difference measured)
 stats() {
-	sort -n "$1" | awk '{ a[NR] = $1; s += $1 }
-		END { printf "%d %.1f %d\n", a[int((NR + 1) / 2)], s / NR, a[int(NR * 0.9)] }'
+	sort -n "$1" | awk '{ a[NR] = $1 / 1000; s += $1 / 1000 }
+		END { printf "%.2f %.2f %.2f\n", a[int((NR + 1) / 2)], s / NR, a[int(NR * 0.9)] }'
 }
 
 echo "network rehearsal cost: $rounds rounds, 2-node cluster in namespaces, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -76,10 +77,11 @@ for kind in step job; do
 	step) echo "srun -N2 --distenv true as a step inside one salloc -N2 allocation:" ;;
 	job) echo "srun -N2 --distenv true as a new job (allocation + step):" ;;
 	esac
-	read -r base _ _ < <(stats "$work/$kind-without.ms")
+	read -r base base_mean _ < <(stats "$work/$kind-without.us")
 	for v in with without; do
-		read -r med mean p90 < <(stats "$work/$kind-$v.ms")
-		printf '  %-8s median %5s ms  mean %7s ms  p90 %5s ms  median/without %.2f\n' \
-			"$v" "$med" "$mean" "$p90" "$(awk -v m="$med" -v b="$base" 'BEGIN { print m / b }')"
+		read -r med mean p90 < <(stats "$work/$kind-$v.us")
+		printf '  %-8s median %7s ms  mean %7s ms  p90 %7s ms  /without: median %.3f, mean %.3f\n' \
+			"$v" "$med" "$mean" "$p90" "$(awk -v m="$med" -v b="$base" 'BEGIN { print m / b }')" \
+			"$(awk -v m="$mean" -v b="$base_mean" 'BEGIN { print m / b }')"
 	done
 done

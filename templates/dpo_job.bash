@@ -10,10 +10,16 @@
 # SCRIPT's #SBATCH lines (Slurm shows neither option to the job); the
 # storage marks; on a restart, the checkpoint every node resumes from.
 # dpo_job_train: the training step, in the background so that the trap
-# runs at once, and the script's exit status from it.
+# runs at once, then the report of its first steps, and the script's exit
+# status from them. A container template sets, before it, the arrays
+# dpo_srun_opts (srun options of the training step: pyxis's
+# --container-*) and dpo_exec (the words that run the training command:
+# apptainer exec ..., distenv check-env --); only the training step runs
+# in the container.
 #
 # Knobs, from the environment of sbatch: DPO_MAX_RESTARTS, DPO_SAVE_GRACE,
-# DPO_DATA_CHECK, DPO_MAX_PROMPT_TOKENS, DPO_PYTHON, DPO_FRESH_START.
+# DPO_DATA_CHECK, DPO_MAX_PROMPT_TOKENS, DPO_OFFPOLICY_PAIRS, DPO_PYTHON,
+# DPO_FRESH_START.
 
 # The folder of this file: the data check beside it is found from any
 # working directory.
@@ -22,8 +28,11 @@ DPO_JOB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Long runs (templates/README.md "Requeue and resume"): Slurm sends USR1 to
 # the batch script --signal's seconds before the time limit; the trap lets
 # a save that is under way finish (up to DPO_SAVE_GRACE seconds:
-# LLaMA-Factory saves every save_steps, never on a signal, so the steps
-# since the last save are done again), then requeues the job. The requeued
+# the templates save every save_steps, not at the warning, so the steps
+# since the last save are done again; Transformers' save on SIGTERM,
+# enable_jit_checkpoint, saves ranks uncoordinated and, under DeepSpeed,
+# a step ahead of its name: templates/README.md, "Why not
+# enable_jit_checkpoint"), then requeues the job. The requeued
 # start resumes from the newest checkpoint every node holds complete.
 # DPO_MAX_RESTARTS caps the requeues.
 # shellcheck disable=SC2317,SC2329 # run by the trap (SC2329: newer shellcheck)
@@ -87,24 +96,40 @@ dpo_check_signal_lead() {
 # DPO_DATA_CHECK=warn (default) goes on after a report; strict stops the
 # job when a pair is over or the check cannot run; off skips it.
 # DPO_MAX_PROMPT_TOKENS: the longest prompt the memory plan allows.
+# DPO_OFFPOLICY_PAIRS=N (unset: not run): also measure N pairs under the
+# starting model, loaded on this node's GPUs, against its own samples
+# (check_dpo_offpolicy.py; templates/README.md "DPO pairs that work").
 # DPO_PYTHON: the Python that runs LLaMA-Factory (default python3).
 dpo_check_data() {
-	local script=$1 lf_config check
+	local script=$1 lf_config
 	case ${DPO_DATA_CHECK:=warn} in
 	warn | strict | off) ;;
 	*) echo "dpo: DPO_DATA_CHECK=$DPO_DATA_CHECK: use warn, strict or off" >&2; exit 2 ;;
 	esac
+	lf_config=$(sed -n 's/^#SBATCH.*--distenv-lf-config=\([^ ]*\).*/\1/p' "$script" | tail -n 1)
+	dpo_lf_config=$lf_config
 	if [ "$DPO_DATA_CHECK" != off ] && ((restarts == 0)); then
-		lf_config=$(sed -n 's/^#SBATCH.*--distenv-lf-config=\([^ ]*\).*/\1/p' "$script" | tail -n 1)
-		check=0
-		"${DPO_PYTHON:-python3}" "$DPO_JOB_DIR/check_data_lengths.py" \
-			${DPO_MAX_PROMPT_TOKENS:+--max-prompt-tokens "$DPO_MAX_PROMPT_TOKENS"} "$lf_config" || check=$?
-		if ((check != 0)) && [ "$DPO_DATA_CHECK" = strict ]; then
-			echo "dpo: the data check did not pass (exit $check, see above) and DPO_DATA_CHECK=strict: not training" >&2
-			exit "$check"
-		elif ((check != 0)); then
-			echo "dpo: warning: the data check did not pass (exit $check, see above); training anyway. DPO_DATA_CHECK=strict stops the job instead." >&2
+		dpo_data_verdict "the data check" "${DPO_PYTHON:-python3}" "$DPO_JOB_DIR/check_data_lengths.py" \
+			${DPO_MAX_PROMPT_TOKENS:+--max-prompt-tokens "$DPO_MAX_PROMPT_TOKENS"} "$lf_config"
+		if [ -n "${DPO_OFFPOLICY_PAIRS:-}" ]; then
+			dpo_data_verdict "the off-policy check" "${DPO_PYTHON:-python3}" "$DPO_JOB_DIR/check_dpo_offpolicy.py" \
+				--pairs "$DPO_OFFPOLICY_PAIRS" "$lf_config"
 		fi
+	fi
+}
+
+# dpo_data_verdict WHAT COMMAND...: runs a data check; under
+# DPO_DATA_CHECK=strict a failure stops the job with its exit status,
+# else it is a warning and training goes on.
+dpo_data_verdict() {
+	local what=$1 check=0
+	shift
+	"$@" || check=$?
+	if ((check != 0)) && [ "$DPO_DATA_CHECK" = strict ]; then
+		echo "dpo: $what did not pass (exit $check, see above) and DPO_DATA_CHECK=strict: not training" >&2
+		exit "$check"
+	elif ((check != 0)); then
+		echo "dpo: warning: $what did not pass (exit $check, see above); training anyway. DPO_DATA_CHECK=strict stops the job instead." >&2
 	fi
 }
 
@@ -143,6 +168,32 @@ dpo_choose_resume() {
 	echo "dpo: resume: $DISTENV_RESUME (the newest checkpoint every node holds)"
 }
 
+# The first logged steps (templates/README.md "DPO pairs that work"):
+# accuracy near 1.0 within them while the rejected answers' log-probability
+# collapses means the model tells the pairs apart by their source, and DPO
+# gains little. Read from output_dir after the training step, on node 0
+# (the batch script's node: LLaMA-Factory's rank 0 writes its logs there).
+# A warning by default; DPO_DATA_CHECK=strict fails a job whose training
+# succeeded (exit 3); off skips it. YAML_KEY FILE: a top-level scalar.
+dpo_yaml_value() {
+	sed -n "s/^$1:[[:space:]]*\([^#]*\).*/\1/p" "$2" | tail -n 1 | sed "s/[[:space:]]*\$//; s/^[\"']//; s/[\"']\$//"
+}
+
+dpo_check_steps() {
+	local rc=$1 out beta check=0
+	[ "${DPO_DATA_CHECK:-warn}" != off ] && [ -n "${dpo_lf_config:-}" ] && [ -f "$dpo_lf_config" ] || return 0
+	out=$(dpo_yaml_value output_dir "$dpo_lf_config")
+	beta=$(dpo_yaml_value pref_beta "$dpo_lf_config")
+	[ -n "$out" ] && [ -d "$out" ] || return 0
+	"${DPO_PYTHON:-python3}" "$DPO_JOB_DIR/check_dpo_steps.py" ${beta:+--beta "$beta"} "$out" || check=$?
+	if ((check == 3)) && ((rc == 0)) && [ "${DPO_DATA_CHECK:-warn}" = strict ]; then
+		echo "dpo: the first steps show pairs separated by their source (see above) and DPO_DATA_CHECK=strict: failing the job (exit 3)" >&2
+		exit 3
+	elif ((check == 3)); then
+		echo "dpo: warning: the first steps show pairs separated by their source (see above); DPO_DATA_CHECK=strict fails the job instead." >&2
+	fi
+}
+
 dpo_job_start() {
 	local script=$1
 	echo "dpo: job ${SLURM_JOB_ID} on ${SLURM_JOB_NUM_NODES} nodes (${SLURM_JOB_NODELIST})"
@@ -177,9 +228,15 @@ dpo_job_start() {
 # until training ended.
 dpo_job_train() {
 	local rc=0
+	# set, or not, by a container template before this call
+	# shellcheck disable=SC2154
+	local -a opts=(${dpo_srun_opts[@]+"${dpo_srun_opts[@]}"})
+	# shellcheck disable=SC2154
+	local -a run=(${dpo_exec[@]+"${dpo_exec[@]}"})
 	{
 		# shellcheck disable=SC2016
-		srun --kill-on-bad-exit=1 bash -c 'exec llamafactory-cli train "$DISTENV_LF_CONFIG"'
+		srun --kill-on-bad-exit=1 ${opts[@]+"${opts[@]}"} ${run[@]+"${run[@]}"} \
+			bash -c 'exec llamafactory-cli train "$DISTENV_LF_CONFIG"'
 	} &
 	step=$!
 	# A trap that ran interrupts wait (status 128+signal) while the step
@@ -189,5 +246,6 @@ dpo_job_train() {
 		wait "$step" 2>/dev/null || true
 	done
 	wait "$step" || rc=$?
+	dpo_check_steps "$rc"
 	exit "$rc"
 }

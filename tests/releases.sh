@@ -35,8 +35,9 @@
 # tests/cluster/apptainer.bats runs in the 26.05 chroot alone (Debian
 # packages Apptainer in sid only): run_apptainer installs Apptainer there
 # from .debs cached beside the tarball, binds in the Debian 12 image of
-# contrib/containers/image.sh and runs the file in a mount namespace
-# pivoted to the chroot.
+# contrib/containers/image.sh and the pinned venv (lf_stack_into: the
+# Apptainer template's test trains inside the image with it), and runs
+# the file in a mount namespace pivoted to the chroot.
 #
 # Each release's cluster has names of its own (cluster_names), apart from
 # those of this machine's suite and of each other: its bridge, network,
@@ -75,7 +76,8 @@ suite_of() {
 # cluster_names RELEASE: export the names of that release's cluster
 # (tests/cluster/cluster.sh reads them; the environment reaches the
 # chroot), none shared with the default cluster (dvbr0, 10.77.0, dvn,
-# dvv, 6817), the sanitizer run's or bench/launch_bench.sh's
+# dvv, 6817), tests/run's real LLaMA-Factory lane (dvbrlf, 10.83.0), the
+# sanitizer run's or bench/launch_bench.sh's
 cluster_names() {
 	local id=${1//./}
 	export DISTENV_CLUSTER_BRIDGE=dvbr$id DISTENV_CLUSTER_NS=dv${id}n \
@@ -139,11 +141,14 @@ lf_stack_into() {
 	venv=$(contrib/lfstack/venv.sh) || return 1
 	[ -x /usr/bin/python3.11 ] &&
 		[ "$(readlink "$venv/bin/python3.11")" = /usr/bin/python3.11 ] || return 1
-	cp /usr/bin/python3.11 "$root/usr/bin/python3.11"
-	mkdir -p "$root/usr/lib/python3.11" "$root$venv"
-	mount --bind -o ro /usr/lib/python3.11 "$root/usr/lib/python3.11" &&
-		mount --bind -o ro "$venv" "$root$venv" &&
-		chroot "$root" "$venv/bin/python" -c 'import llamafactory' 2>/dev/null
+	# once per chroot: the Apptainer tests bind them before the others
+	if ! mountpoint -q "$root$venv"; then
+		cp /usr/bin/python3.11 "$root/usr/bin/python3.11"
+		mkdir -p "$root/usr/lib/python3.11" "$root$venv"
+		mount --bind -o ro /usr/lib/python3.11 "$root/usr/lib/python3.11" &&
+			mount --bind -o ro "$venv" "$root$venv" || return 1
+	fi
+	chroot "$root" "$venv/bin/python" -c 'import llamafactory' 2>/dev/null
 }
 
 # in_root ROOT CMD: run CMD (a bash command line) in the chroot at /src
@@ -265,7 +270,7 @@ run_release() {
 
 # run_cluster ROOT TAG SUITE: the cluster suite on the chroot's daemons
 run_cluster() {
-	local root=$1 tag=$2 suite=$3 deb files f lf_asked apptainer_asked
+	local root=$1 tag=$2 suite=$3 deb files f lf_asked requeue_asked apptainer_asked
 	# tasks need /dev (null, shm for Gloo, pts); ip netns keeps its
 	# mounts and munged its socket under /run: a private one
 	mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
@@ -281,10 +286,15 @@ run_cluster() {
 	deb=$(in_root "$root" 'cd /pkgsrc && DEB_BUILD_OPTIONS=nocheck contrib/build-deb.sh /tmp/deb 2>/tmp/deb.log')
 	check $? "$tag the Debian package builds against this release (${deb##*/})"
 	[ -n "$deb" ] || sed 's/^/# /' "$root/tmp/deb.log" | tail -20
-	files='' lf_asked=0 apptainer_asked=0
+	files='' lf_asked=0 requeue_asked=0 apptainer_asked=0
 	for f in ${DISTENV_CLUSTER_FILES:-tests/cluster/*.bats}; do
 		case $f in
 		tests/cluster/llamafactory.bats) lf_asked=1 ;;
+		# the real LLaMA-Factory stack too: bound in below
+		tests/cluster/requeue_nodes.bats) requeue_asked=1 ;;
+		# the template tools on the real stack: nothing of them
+		# depends on the Slurm release (plain sbatch and srun)
+		tests/cluster/dpo_sample.bats) ;;
 		# ch-run and the image are this machine's (Debian 12), not in
 		# the chroots: the container tests run on this machine's Slurm
 		tests/cluster/containers.bats | tests/cluster/pyxis.bats) ;;
@@ -307,22 +317,29 @@ run_cluster() {
 	if [ "$apptainer_asked" = 1 ]; then
 		run_apptainer "$root" "$tag" "$suite"
 	fi
-	[ "$lf_asked" = 1 ] || return 0
-	# The real LLaMA-Factory stack: the tests of llamafactory.bats that
-	# DISTENV_RELEASES_LF_FILTER selects (a bats --filter regex; the whole
-	# file takes over 10 minutes on 2 cores, per release)
+	[ "$lf_asked$requeue_asked" != 00 ] || return 0
+	# The real LLaMA-Factory stack: requeue_nodes.bats, and the tests of
+	# llamafactory.bats that DISTENV_RELEASES_LF_FILTER selects (a bats
+	# --filter regex; the whole file takes over 10 minutes on 2 cores,
+	# per release)
 	if ! lf_stack_into "$root"; then
-		tap not-ok "$tag tests/cluster/llamafactory.bats: no LLaMA-Factory venv of Debian 12's Python 3.11 to bind into the chroot (contrib/lfstack/venv.sh)"
+		tap not-ok "$tag the LLaMA-Factory tests: no LLaMA-Factory venv of Debian 12's Python 3.11 to bind into the chroot (contrib/lfstack/venv.sh)"
 		return
 	fi
-	tap_relay "$tag " < <(in_root "$root" "DISTENV_TOP=/src bats --tap --filter '$lf_filter' tests/cluster/llamafactory.bats 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
+	if [ "$requeue_asked" = 1 ]; then
+		tap_relay "$tag " < <(in_root "$root" "DISTENV_TOP=/src bats --tap tests/cluster/requeue_nodes.bats 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
+	fi
+	if [ "$lf_asked" = 1 ]; then
+		tap_relay "$tag " < <(in_root "$root" "DISTENV_TOP=/src bats --tap --filter '$lf_filter' tests/cluster/llamafactory.bats 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
+	fi
 }
 
 # run_apptainer ROOT TAG SUITE: tests/cluster/apptainer.bats, with
 # Apptainer installed in the chroot (apptainer_into) and the Debian 12
 # image of contrib/containers/image.sh (built on this machine, cached
 # outside the checkout) bound read-only at its own path
-# (DISTENV_APPTAINER_IMAGE), in a pivoted namespace (in_root_pivoted)
+# (DISTENV_APPTAINER_IMAGE), and the pinned venv with its Python
+# (lf_stack_into), in a pivoted namespace (in_root_pivoted)
 run_apptainer() {
 	local root=$1 tag=$2 suite=$3 img t0=$SECONDS
 	if ! apptainer_into "$root" "$suite"; then
@@ -335,6 +352,9 @@ run_apptainer() {
 		return
 	fi
 	mkdir -p "$root$img" && mount --bind -o ro "$img" "$root$img"
+	# the template's test trains with the pinned venv in the image
+	lf_stack_into "$root" ||
+		tap not-ok "$tag tests/cluster/apptainer.bats: no LLaMA-Factory venv of Debian 12's Python 3.11 to bind into the chroot (contrib/lfstack/venv.sh)"
 	echo "# $tag Apptainer and the image ready after $((SECONDS - t0)) s"
 	tap_relay "$tag " < <(in_root_pivoted "$root" "USE_LIBUV=0 DISTENV_TOP=/src DISTENV_APPTAINER_IMAGE='$img' bats --tap tests/cluster/apptainer.bats 2>&1; tests/cluster/cluster.sh stop >/dev/null 2>&1")
 	echo "# $tag Apptainer: $((SECONDS - t0)) s in all"

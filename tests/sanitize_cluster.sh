@@ -21,9 +21,10 @@
 # Leak checking is off here (Slurm's daemons and clients keep memory to
 # exit by design); the same code is leak-checked by tests/sanitize.sh.
 # package.bats is left out: it tests the installed .deb, not this build.
-# llamafactory.bats is left out too: its steps run the plugin's code that
-# templates.bats runs (the LLaMA-Factory preparation in task_init), and its
-# minutes go to the real trainer, not to distenv. containers.bats,
+# llamafactory.bats and dpo_sample.bats are left out too: their steps run
+# the plugin's code that templates.bats runs (the LLaMA-Factory
+# preparation in task_init), and their minutes go to the real trainer,
+# not to distenv. containers.bats,
 # pyxis.bats and apptainer.bats (which runs in the 26.05 chroot only) are
 # left out: their steps run the plugin's code of the plain steps, then a
 # container, and the command inside is not this build's.
@@ -178,7 +179,7 @@ rm -f "$conf" "$reports"/*
 files=()
 for f in ${DISTENV_SANITIZE_BATS:-tests/cluster/*.bats}; do
 	case "$f" in
-	tests/cluster/package.bats | tests/cluster/llamafactory.bats | tests/cluster/containers.bats | tests/cluster/pyxis.bats | tests/cluster/apptainer.bats) ;;
+	tests/cluster/package.bats | tests/cluster/llamafactory.bats | tests/cluster/dpo_sample.bats | tests/cluster/containers.bats | tests/cluster/pyxis.bats | tests/cluster/apptainer.bats) ;;
 	*) files+=("$f") ;;
 	esac
 done

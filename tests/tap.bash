@@ -27,10 +27,11 @@ tap() { # tap ok|not-ok TEXT: one line, numbered in this script's plan
 # through, other lines are dropped. The producer's plan ("1..N") is
 # checked: no plan, or another number of results than planned (a
 # producer that crashed or was killed half-way), adds a `not ok`, so a
-# run that stopped early cannot pass for a clean one. Feed it with a
+# run that stopped early cannot pass for a clean one, followed by the
+# last lines the producer wrote outside TAP. Feed it with a
 # redirection, not a pipe, so the count goes on in this shell.
 tap_relay() {
-	local prefix=$1 line text plan="" results=0
+	local prefix=$1 line text plan="" results=0 other=()
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "[0-9]* | "not ok "[0-9]*)
@@ -48,13 +49,22 @@ tap_relay() {
 			;;
 		1..[0-9]*) plan=${line#1..} plan=${plan%% *} ;;
 		"#"*) echo "$line" ;;
+		*)
+			other+=("$line")
+			[ ${#other[@]} -le 10 ] || other=("${other[@]:1}")
+			;;
 		esac
 	done
 	if [ -z "$plan" ]; then
 		tap not-ok "${prefix}no TAP plan: the tests did not start or their output was cut"
 	elif [ "$results" -ne "$plan" ]; then
 		tap not-ok "${prefix}$results results of the $plan planned: the run stopped early"
+	else
+		return 0
 	fi
+	# what the producer said last outside TAP (a crash, a kill, bats's
+	# own error)
+	[ ${#other[@]} -eq 0 ] || printf '#   %s\n' "${other[@]}"
 }
 
 # The skips a run may have: the list under "## Skips" in tests/README.md,

@@ -12,7 +12,9 @@
 # changes (contrib/debootstrap_cache.bash, shared with the release
 # chroots of tests/releases.sh). The directory beside it is unpacked
 # again whenever the tarball is newer, so a test that wrote into it gets
-# a clean one back on the next build. Needs root.
+# a clean one back on the next build. It holds an empty directory at the
+# pinned LLaMA-Factory venv's path (contrib/lfstack/venv.sh --path),
+# where the tests bind the venv. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=contrib/debootstrap_cache.bash
@@ -40,4 +42,8 @@ if [ ! -f "$dir.unpacked" ] || [ "$tar" -nt "$dir.unpacked" ]; then
 	mkdir -p "$dir"/mnt/{0..9}
 	touch "$dir.unpacked"
 fi
+# the mount point of the pinned LLaMA-Factory venv (contrib/lfstack/venv.sh),
+# which the tests bind at its own path: its scripts name their python by
+# that path. Made on every call, so an image unpacked before has it too.
+mkdir -p "$dir$(contrib/lfstack/venv.sh --path)"
 echo "$dir"

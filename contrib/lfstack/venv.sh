@@ -6,6 +6,7 @@
 #
 #   contrib/lfstack/venv.sh          make it unless it is current; print its path
 #   contrib/lfstack/venv.sh --check  exit 0 if it is current, 1 if not
+#   contrib/lfstack/venv.sh --path   print its path, building nothing
 #
 # "Current" means its stamp holds the SHA-256 of the lock file and of the
 # recipe number below: a changed pin rebuilds it from scratch, an unchanged
@@ -25,6 +26,11 @@ exec 3>&1 1>&2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 lock=$here/requirements.lock
 venv=${DISTENV_VENV:-/var/cache/distenv/venv}
+# before any other work: the test helpers ask this at every load
+if [ "${1:-}" = --path ]; then
+	echo "$venv" >&3
+	exit 0
+fi
 stamp=$venv/.distenv-lock.sha256
 # The interpreter by its own name (Debian 12: /usr/bin/python3.11), so
 # that the venv's links name it rather than /usr/bin/python3: the release

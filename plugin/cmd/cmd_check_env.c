@@ -68,6 +68,17 @@ static int check_vars(const struct distenv_env_found *found, size_t n)
 				 "step: the container runtime dropped it");
 			snprintf(fix, sizeof(fix), FIX_DROPPED, f->name);
 		}
+		if (distenv_env_check_advisory(f->name)) {
+			struct distenv_error w;
+			char line[3 * DISTENV_ERROR_TEXT];
+
+			distenv_error_set(&w, f->name, fix,
+					  "%s (a slower run, not a hang)",
+					  what);
+			distenv_error_format(&w, line, sizeof(line));
+			fprintf(stderr, "distenv: warning: %s\n", line);
+			continue;
+		}
 		bad += problem(f->name, fix, what);
 	}
 	return bad;

@@ -298,6 +298,8 @@ int distenv_derive(const struct distenv_site *site,
 	else
 		rc = derive_tasks(&d);
 	if (rc == 0)
+		rc = derive_cpu_budget(&d);
+	if (rc == 0)
 		rc = derive_emit_job_end(&d);
 	if (rc == 0)
 		rc = emit_site_vars(&d);

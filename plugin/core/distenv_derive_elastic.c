@@ -96,6 +96,38 @@ static int emit_store_sharing(struct derivation *d, uint32_t lo, uint32_t hi)
 		restarts, lo, hi);
 }
 
+/* A node range (MIN < MAX) lets a restart come back with another node
+ * count, and so another data-parallel world size. DeepSpeed's ZeRO
+ * checkpoints hold one file of optimizer state per data-parallel rank
+ * and refuse to load under another size (deepspeed/runtime/engine.py,
+ * _get_all_zero_checkpoint_state_dicts: "The checkpoint being loaded
+ * used a DP world size of A but the current world size is B";
+ * deepspeedai/DeepSpeed issues 6441 and 7628). The derivation cannot
+ * tell whether the job trains with ZeRO, so every range warns, under
+ * --distenv-check=warn and strict alike (a range is a legitimate choice
+ * for a training that keeps no per-rank state); off says nothing. */
+static void warn_elastic_range(struct derivation *d, uint32_t lo, uint32_t hi)
+{
+	struct distenv_error w;
+	char where[64];
+
+	if (lo >= hi || d->req->check == DISTENV_CHECK_OFF)
+		return;
+	snprintf(where, sizeof(where), "--distenv-nodes=%u:%u", lo, hi);
+	distenv_error_set(
+		&w, where,
+		"for a ZeRO run give one node count (MIN_NNODES = "
+		"MAX_NNODES, --distenv-nodes=N:N), or convert the "
+		"checkpoint before a resume at another size (DeepSpeed's "
+		"ds_to_universal.py and load_universal, or zero_to_fp32.py "
+		"for the weights alone)",
+		"a restart with another node count changes the "
+		"data-parallel world size, and DeepSpeed ZeRO refuses a "
+		"checkpoint saved at another size (\"The checkpoint being "
+		"loaded used a DP world size of ...\")");
+	distenv_vars_warn(d->vars, &w);
+}
+
 /*
  * The c10d (elastic) rendezvous, for --distenv=elastic and for torchrun
  * mode when the user exported RDZV_ID.
@@ -186,5 +218,6 @@ int derive_emit_elastic(struct derivation *d)
 		    "on Debian's /etc/hosts)",
 		    d->master.ifname))
 		return -1;
+	warn_elastic_range(d, lo, hi);
 	return emit_store_sharing(d, lo, hi);
 }

@@ -15,6 +15,7 @@
  *                            LOCAL_RANK, LOCAL_WORLD_SIZE, NPROC_PER_NODE
  *   distenv_derive_elastic.c the c10d rendezvous (RDZV_ID, PET_RDZV_*)
  *   distenv_derive_job_end.c DISTENV_JOB_END
+ *   distenv_derive_cpus.c    OMP_NUM_THREADS, and the CPU budget check
  * Every derive_* function that can fail returns 0 or -1 and fills d->err;
  * none prints.
  */
@@ -118,6 +119,11 @@ int derive_emit_task_ranks(struct derivation *d);
 /* distenv_derive_elastic.c: the c10d rendezvous, for elastic mode and
  * torchrun mode with RDZV_ID exported. */
 int derive_emit_elastic(struct derivation *d);
+
+/* distenv_derive_cpus.c: the task's CPU budget (distenv_cpus.h): a
+ * warning, or an error under --distenv-check=strict, when the task is
+ * short of CPUs; then OMP_NUM_THREADS. srun steps only. */
+int derive_cpu_budget(struct derivation *d);
 
 /* DISTENV_JOB_END when the job's end is known and it has a time limit
  * (distenv_job_end, distenv_derive.h); nothing otherwise. */

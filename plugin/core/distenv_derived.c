@@ -44,6 +44,8 @@ const struct distenv_derived_var distenv_derived_vars[] = {
 	{ "NCCL_SOCKET_IFNAME", STEP_FIX },
 	{ "GLOO_SOCKET_IFNAME", STEP_FIX },
 	{ "NCCL_IB_HCA", "distenv derives it from the topology (use hca:)" },
+	{ "OMP_NUM_THREADS", "distenv derives it from the task's CPUs; a "
+			     "user's value is kept" },
 	{ "DISTENV_JOB_END", "distenv exports the job's end from Slurm's "
 			     "time limit" },
 	{ DISTENV_MARKER_VAR, SETS_FIX },

@@ -77,3 +77,8 @@ int distenv_env_check(const char *const *envp, struct distenv_env_found *found,
 	}
 	return 0;
 }
+
+int distenv_env_check_advisory(const char *name)
+{
+	return strcmp(name, "OMP_NUM_THREADS") == 0;
+}

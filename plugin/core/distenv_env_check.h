@@ -49,4 +49,13 @@ struct distenv_env_found {
 int distenv_env_check(const char *const *envp, struct distenv_env_found *found,
 		      size_t *n, struct distenv_error *err);
 
+/*
+ * Whether a replaced or dropped name only slows the run instead of
+ * splitting or hanging it: OMP_NUM_THREADS (distenv_cpus.h), which an
+ * image or enroot's PyTorch hook may set to 1 (conf/hooks/extra/
+ * 50-slurm-pytorch.sh, for several tasks per node when the image sets
+ * none). check-env warns about such a name instead of failing. 1 or 0.
+ */
+int distenv_env_check_advisory(const char *name);
+
 #endif

@@ -127,6 +127,19 @@ int distenv_topo_hca_selects(const struct distenv_topo *topo, const char *text,
 	return 0;
 }
 
+int distenv_hca_list_selects(const char *text, const char *dev, int port)
+{
+	struct distenv_ifspec spec;
+	struct hca_entry e[DISTENV_IFSPEC_MAX_NAMES];
+	struct distenv_error err;
+
+	if (!text || !*text)
+		return 1;
+	if (hca_entries(text, "NCCL_IB_HCA", &spec, e, &err))
+		return -1;
+	return hca_port_selected(&spec, e, dev, port);
+}
+
 const char *distenv_topo_hca_ports(const struct distenv_topo *topo, char *buf,
 				   size_t len)
 {

@@ -47,6 +47,14 @@ const char *distenv_topo_hca_value(const struct distenv_topo *topo,
 int distenv_topo_hca_selects(const struct distenv_topo *topo, const char *text,
 			     const char *where, struct distenv_error *err);
 
+/*
+ * Whether an NCCL_IB_HCA value (text, read as distenv_topo_hca_selects
+ * reads it) selects port (from 1) of the HCA named dev; NULL or "" text
+ * selects every port (NCCL's default: all HCAs). Returns 1, 0, or -1
+ * when text is malformed.
+ */
+int distenv_hca_list_selects(const char *text, const char *dev, int port);
+
 /* topo's HCA ports for messages: "mlx5_0:1, mlx5_1:1" (active ones, and
  * bare names without port state), then "; no active port: mlx5_4" when
  * some have none; "none" without HCAs. Returns buf. */

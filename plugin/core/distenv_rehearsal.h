@@ -29,7 +29,10 @@
  *   DISTENV_REHEARSAL_TIMEOUT), however many nodes are missing; the
  *   master then names the nodes that never checked in, and each node
  *   names the connection it could not make, with address, port,
- *   interface, cause and fix.
+ *   interface, cause and fix;
+ * - the check-in and its answer carry each node's facts (MTUs, the RDMA
+ *   library, the ephemeral range), compared with the master's by both
+ *   ends (distenv_rehearsal_facts.h).
  */
 #ifndef DISTENV_REHEARSAL_H
 #define DISTENV_REHEARSAL_H
@@ -44,7 +47,7 @@
 #define DISTENV_REHEARSAL_RING_TRIES 4 /* ring port candidates per node */
 #define DISTENV_REHEARSAL_TIMEOUT_MS 5000 /* default wait */
 #define DISTENV_REHEARSAL_TIMEOUT_VAR "DISTENV_REHEARSAL_TIMEOUT"
-#define DISTENV_REHEARSAL_LINE_MAX 96 /* one protocol line, NUL included */
+#define DISTENV_REHEARSAL_LINE_MAX 160 /* one protocol line, NUL included */
 #define DISTENV_REHEARSAL_NAMES_MAX 8 /* missing nodes named in full */
 
 /* Whether this task rehearses: an srun step (not the batch script) of
@@ -121,6 +124,8 @@ int distenv_rehearsal_plan(const struct distenv_step *step,
  * The protocol, one line each way, ASCII:
  *   "distenv-checkin JOB STEP NODE\n"  a node to the master
  *   "distenv-ok JOB STEP NODE\n"       the master's answer (its node)
+ *   (both sent with the node's facts after NODE, and read, by
+ *   distenv_rehearsal_facts_line and _parse: distenv_rehearsal_facts.h)
  *   "distenv-ring JOB STEP NODE\n"     both ends of a ring connection:
  *                                      the connecting node first, the
  *                                      listener answers its previous

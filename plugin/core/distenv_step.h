@@ -59,6 +59,12 @@ struct distenv_step {
 	 * it to the sys layer where the environment has no
 	 * SLURM_JOB_END_TIME (Slurm < 23.02), or 0: distenv_job_end. */
 	long long job_end;
+	/* The CPUs the task may run on: its affinity (sched_getaffinity(2)
+	 * of the task's process, read by the sys layer after Slurm's task
+	 * plugin bound it), their count and ids ("0-3,8"); 0 and "": unknown
+	 * (distenv_cpus.h). */
+	uint32_t task_cpus;
+	char task_cpu_list[128];
 };
 
 /*

@@ -39,9 +39,21 @@ void lf_dir_choose(const char *option, const char *site, const char *tmpdir,
 	}
 }
 
+void lf_dir_prefer_mounted(struct lf_dir_choice *out, const char *mounted)
+{
+	if (!mounted || out->source == LF_DIR_FROM_OPTION ||
+	    out->source == LF_DIR_FROM_SITE)
+		return;
+	out->base = mounted;
+	out->source = LF_DIR_FROM_MOUNT;
+}
+
 const char *lf_dir_source_text(enum lf_dir_source source)
 {
 	switch (source) {
+	case LF_DIR_FROM_MOUNT:
+		return "the first writable --container-mounts directory "
+		       "(pyxis step, no --distenv-lf-dir)";
 	case LF_DIR_FROM_OPTION:
 		return "--distenv-lf-dir";
 	case LF_DIR_FROM_SITE:

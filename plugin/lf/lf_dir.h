@@ -9,8 +9,11 @@
  *   1. --distenv-lf-dir=DIR (distenv prepare: --lf-dir DIR), the user's;
  *   2. lf_dir: of the site policy file (the job's partition's section,
  *      else the top level), the admin's;
- *   3. $TMPDIR, unless unset, empty or holding whitespace;
- *   4. /tmp.
+ *   3. under a pyxis step, the source of its first writable
+ *      --container-mounts directory (lf_container_default_dir), exported
+ *      under its path in the container;
+ *   4. $TMPDIR, unless unset, empty or holding whitespace;
+ *   5. /tmp.
  * Why a choice: a container runtime may give the task its own /tmp.
  * pyxis's enroot mounts a fresh tmpfs there (enroot 4.1.2,
  * conf/mounts/10-system.fstab), as does `ch-run --private-tmp`
@@ -30,6 +33,7 @@ enum lf_dir_source {
 	LF_DIR_FROM_SITE, /* the site file's lf_dir: */
 	LF_DIR_FROM_TMPDIR, /* $TMPDIR */
 	LF_DIR_FROM_TMP_BLANK, /* /tmp: TMPDIR holds whitespace */
+	LF_DIR_FROM_MOUNT, /* a directory of --container-mounts */
 };
 
 struct lf_dir_choice {
@@ -42,6 +46,10 @@ struct lf_dir_choice {
 void lf_dir_choose(const char *option, const char *site, const char *tmpdir,
 		   struct lf_dir_choice *out);
 
+/* Step 3: when out came from steps 4 or 5 and mounted is not NULL (a
+ * directory the pyxis container mounts), mounted instead. */
+void lf_dir_prefer_mounted(struct lf_dir_choice *out, const char *mounted);
+
 /* Why that base, for --distenv-show and the copy's header:
  * "--distenv-lf-dir", "the site file's lf_dir:", "TMPDIR", "the default
  * /tmp (TMPDIR is not set)", ... */
@@ -52,7 +60,7 @@ int lf_dir_under_tmp(const char *path);
 
 /*
  * lf_resolved_base(TMPDIR): TMPDIR, or /tmp when it is unset, empty or
- * holds whitespace (steps 3 and 4 above). lf_resolved_dir writes
+ * holds whitespace (steps 4 and 5 above). lf_resolved_dir writes
  * BASE/distenv-<uid>-<job>.<step>-<node index>[-r<restart>] into buf:
  * one folder per step and node (a BASE shared by the nodes must not make
  * them race), and per requeue (a requeued job keeps its id and numbers

@@ -11,6 +11,7 @@
 
 #include "distenv_env.h"
 #include "lf_ckpt.h"
+#include "lf_prepare_int.h"
 #include "lf_sys.h"
 #include "lf_write.h"
 
@@ -18,8 +19,9 @@
 #define LF_WAIT_S 60
 
 /* Read and parse path; *errnum (may be NULL) is 0 when it was read. */
-static int load(const struct distenv_file_rules *rules, const char *path,
-		struct lf_doc *doc, int *errnum, struct distenv_error *err)
+int lf_prepare_load_doc(const struct distenv_file_rules *rules,
+			const char *path, struct lf_doc *doc, int *errnum,
+			struct distenv_error *err)
 {
 	struct distenv_file f;
 	int rc;
@@ -89,6 +91,8 @@ static const char *resolved_base(const struct lf_prepare_request *req,
 	char text[sizeof(res->dec.changes[0])];
 
 	lf_dir_choose(req->dir, req->site_dir, tmpdir, &c);
+	lf_dir_prefer_mounted(&c,
+			      lf_container_default_dir(req->container, is_dir));
 	res->dir_source = (int) c.source;
 	if (c.source != LF_DIR_FROM_TMP_BLANK)
 		return c.base;
@@ -106,10 +110,10 @@ static const char *resolved_base(const struct lf_prepare_request *req,
  * decide again with it (or, when none is complete here, as the YAML
  * says, so that the usual preflight reports what is missing).
  */
-static int choose_auto(const char *output_dir, struct lf_sys_listing *out_ls,
-		       struct lf_inputs *in, struct lf_prepare_result *res,
-		       char *latest, size_t latest_len,
-		       struct distenv_error *err)
+static int choose_auto(const char *output_dir, const char *out_c,
+		       struct lf_sys_listing *out_ls, struct lf_inputs *in,
+		       struct lf_prepare_result *res, char *latest,
+		       size_t latest_len, struct distenv_error *err)
 {
 	struct lf_resume_input ri;
 	struct lf_ckpt_choice ch;
@@ -124,8 +128,9 @@ static int choose_auto(const char *output_dir, struct lf_sys_listing *out_ls,
 	res->resume_set = 1;
 	in->resume_override = NULL;
 	if (ch.found) {
+		/* the copy's resume_from_checkpoint: a container path */
 		snprintf(res->resume_path, sizeof(res->resume_path), "%s/%s",
-			 output_dir, ch.chosen);
+			 out_c, ch.chosen);
 		in->resume_override = res->resume_path;
 		in->ckpt_ls = &out_ls->ls;
 		latest_of(&lc, ch.chosen);
@@ -224,20 +229,43 @@ struct prep_state {
 	struct lf_sys_listing out_ls, ckpt_ls;
 	const char *output_dir, *deepspeed, *model_path, *resume, *fs;
 	char latest[128];
-	char how[256]; /* how output_dir's storage was found */
+	char how[640]; /* how output_dir's storage was found */
+	/* Under a pyxis step (lf_container.h): output_dir as the YAML
+	 * names it, the host paths looked at, and what could not be. */
+	const char *out_c;
+	char out_host[PATH_MAX], ds_host[PATH_MAX], model_host[PATH_MAX];
+	char resume_host[PATH_MAX];
+	struct distenv_error unseen[4];
 	int mode, have_ds, have_model;
 };
 
+/* The host path of path, which the YAML's key names (lf_container.h):
+ * path itself without a container; NULL when it has no host path, with
+ * the warning in *unseen for the decision's messages. */
+static const char *on_host(const struct lf_prepare_request *req,
+			   const char *key, const char *path, char *buf,
+			   size_t len, struct distenv_error *unseen)
+{
+	if (!path || !req->container || !req->container->active)
+		return path;
+	return lf_container_host(req->container, key, path, buf, len, unseen) ?
+		       NULL :
+		       buf;
+}
+
 /* Load the inputs: the training YAML, the DeepSpeed JSON and the
  * model's config.json it names, and the output directory's storage and
- * listing. Separate so that reading is one step before any decision. */
+ * listing, each at its host path (on_host). Separate so that reading is
+ * one step before any decision. */
 static int prepare_load(const struct lf_prepare_request *req,
 			struct prep_state *st, struct distenv_error *err)
 {
 	char path[PATH_MAX];
+	const char *ds, *model;
 	int found, ds_err = 0;
 
-	if (load(&lf_sys_yaml_rules, req->config, &st->yaml, NULL, err))
+	if (lf_prepare_load_doc(&lf_sys_yaml_rules, req->config, &st->yaml,
+				NULL, err))
 		return -1;
 	/* Peek at the paths; lf_decide reports wrong types. */
 	lf_get_str(&st->yaml, lf_doc_root(&st->yaml), "output_dir",
@@ -248,13 +276,25 @@ static int prepare_load(const struct lf_prepare_request *req,
 		   &st->model_path, &found, NULL);
 	lf_get_str(&st->yaml, lf_doc_root(&st->yaml), "resume_from_checkpoint",
 		   &st->resume, &found, NULL);
+	st->out_c = st->output_dir;
+	st->output_dir =
+		on_host(req, "output_dir", st->output_dir, st->out_host,
+			sizeof(st->out_host), &st->unseen[0]);
+	ds = on_host(req, "deepspeed", st->deepspeed, st->ds_host,
+		     sizeof(st->ds_host), &st->unseen[1]);
+	/* a hub id is no path: only a local one is looked for */
+	model = st->model_path && lf_model_path_is_local(st->model_path) ?
+			on_host(req, "model_name_or_path", st->model_path,
+				st->model_host, sizeof(st->model_host),
+				&st->unseen[2]) :
+			st->model_path;
 
-	if (st->deepspeed) {
+	if (ds) {
 		struct distenv_error e;
 
 		distenv_error_clear(&e);
-		if (load(&lf_sys_ds_rules, st->deepspeed, &st->ds, &ds_err,
-			 &e)) {
+		if (lf_prepare_load_doc(&lf_sys_ds_rules, ds, &st->ds, &ds_err,
+					&e)) {
 			if (!ds_err) { /* read fine, parse failed */
 				*err = e;
 				return -1;
@@ -265,12 +305,13 @@ static int prepare_load(const struct lf_prepare_request *req,
 			st->have_ds = 1;
 		}
 	}
-	model_readable(st->model_path, &st->in);
-	if (!req->model_params && is_dir(st->model_path)) {
+	model_readable(model, &st->in);
+	if (!req->model_params && is_dir(model)) {
 		int e = 0;
 
-		snprintf(path, sizeof(path), "%s/config.json", st->model_path);
-		if (load(&lf_sys_model_rules, path, &st->model_doc, &e, err)) {
+		snprintf(path, sizeof(path), "%s/config.json", model);
+		if (lf_prepare_load_doc(&lf_sys_model_rules, path,
+					&st->model_doc, &e, err)) {
 			if (!e)
 				return -1;
 		} else if (lf_model_read(&st->model_doc, &st->model, err)) {
@@ -339,6 +380,20 @@ static void prepare_load_marks(const struct lf_prepare_facts *f,
 	st->in.out_how = st->how;
 }
 
+/* The storage messages name the host path looked at, when it is not
+ * the YAML's (a pyxis mount). */
+static void prepare_name_host(struct prep_state *st)
+{
+	char how[sizeof(st->how)];
+
+	if (!st->output_dir || !st->out_c || !strcmp(st->output_dir, st->out_c))
+		return;
+	snprintf(how, sizeof(how), "%s; looked at on the host at %s",
+		 st->in.out_how ? st->in.out_how : st->fs, st->output_dir);
+	memcpy(st->how, how, sizeof(how));
+	st->in.out_how = st->how;
+}
+
 /* Load the checkpoint to resume from: settle the resume mode and list
  * the checkpoint it names. Separate from prepare_load because it
  * depends on the step's --distenv-resume as well as on the YAML. */
@@ -370,6 +425,15 @@ static int prepare_load_resume(const struct lf_prepare_request *req,
 			 st->resume);
 	}
 	resume = st->resume;
+	if (resume && strcmp(resume, "true") && strcmp(resume, "True") &&
+	    st->mode != LF_RESUME_AUTO) {
+		/* no host path: not checked, rather than all missing */
+		resume = on_host(req, "resume_from_checkpoint", resume,
+				 st->resume_host, sizeof(st->resume_host),
+				 &st->unseen[3]);
+		if (!resume)
+			return 0;
+	}
 	if (st->mode == LF_RESUME_AUTO) {
 		/* chosen after the first decision (choose_auto) */
 	} else if (resume && strcmp(resume, "true") && strcmp(resume, "True") &&
@@ -428,8 +492,8 @@ static int prepare_decide(const struct lf_prepare_request *req,
 	if (st->mode == LF_RESUME_PATH && res->resume_set)
 		in->resume_override = res->resume_path;
 	if (st->mode == LF_RESUME_AUTO)
-		return choose_auto(st->output_dir, &st->out_ls, in, res,
-				   st->latest, sizeof(st->latest), err);
+		return choose_auto(st->output_dir, st->out_c, &st->out_ls, in,
+				   res, st->latest, sizeof(st->latest), err);
 	return lf_decide(in, &res->dec, err);
 }
 
@@ -454,11 +518,14 @@ static int prepare_render(const struct lf_prepare_request *req,
 	lf_resolved_dir(resolved_base(req, f->tmpdir, res),
 			(unsigned) geteuid(), f->job_id, f->step_id, f->node_id,
 			f->restart_count, res->dir, sizeof(res->dir));
+	/* what the training reads: their paths in the container */
+	res->dir_seen = !lf_container_path(req->container, res->dir, res->dir_c,
+					   sizeof(res->dir_c));
 	snprintf(res->config_path, sizeof(res->config_path),
-		 "%s/lf_config.yaml", res->dir);
+		 "%s/lf_config.yaml", res->dir_c);
 	if (res->dec.ds_changed && st->have_ds) {
 		snprintf(res->ds_path, sizeof(res->ds_path),
-			 "%s/ds_config.json", res->dir);
+			 "%s/ds_config.json", res->dir_c);
 		if (lf_write_ds_json(&st->ds, res->dec.ds_offload_write,
 				     &res->ds_text, &len, err))
 			return -1;
@@ -502,15 +569,24 @@ static int prepare_render(const struct lf_prepare_request *req,
 /* Publish: write the rendered files into the private directory, or wait
  * for the node's writing task to have done so. Separate because it is
  * the only phase with side effects others see. */
-static int prepare_publish(const struct lf_prepare_facts *f,
+static int prepare_publish(const struct lf_prepare_request *req,
+			   const struct lf_prepare_facts *f,
 			   struct lf_prepare_result *res,
 			   struct distenv_error *err)
 {
+	char restore[PATH_MAX], own[PATH_MAX];
+
+	snprintf(own, sizeof(own), "%s/lf_config.yaml", res->dir);
 	if (f->write == LF_WRITE_FILES) {
-		/* before the copy, which the node's other tasks wait for */
+		/* before the copy, which the node's other tasks wait for;
+		 * the checkpoint is the YAML's, a container path */
 		if (res->dec.restore_latest &&
-		    lf_sys_write_new(res->dec.restore_dir, "latest",
-				     res->dec.restore_tag,
+		    lf_container_host(req->container, "output_dir",
+				      res->dec.restore_dir, restore,
+				      sizeof(restore), err))
+			return -1;
+		if (res->dec.restore_latest &&
+		    lf_sys_write_new(restore, "latest", res->dec.restore_tag,
 				     strlen(res->dec.restore_tag), err))
 			return -1;
 		if (lf_sys_private_dir(res->dir, err))
@@ -524,10 +600,26 @@ static int prepare_publish(const struct lf_prepare_facts *f,
 					 res->yaml_text, strlen(res->yaml_text),
 					 err))
 			return -1;
-	} else if (f->write == LF_WRITE_WAIT &&
-		   wait_for(res->config_path, err)) {
+	} else if (f->write == LF_WRITE_WAIT && wait_for(own, err)) {
 		return -1;
 	}
+	return 0;
+}
+
+/* A pyxis step's paths not looked at on the host (lf_container.h):
+ * warnings, errors under --distenv-check=strict. Returns 0. */
+static int prepare_unseen(const struct lf_prepare_request *req,
+			  const struct prep_state *st,
+			  struct lf_prepare_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(st->unseen) / sizeof(st->unseen[0]); i++)
+		if (distenv_error_is_set(&st->unseen[i]))
+			lf_msgs_add(&res->dec.msgs,
+				    req->check == LF_CHECK_STRICT ? LF_ERROR :
+								    LF_WARN,
+				    &st->unseen[i]);
 	return 0;
 }
 
@@ -548,10 +640,12 @@ int lf_prepare(const struct lf_prepare_request *req,
 	if (prepare_load(req, &st, err))
 		goto out;
 	prepare_load_marks(f, &st);
+	prepare_name_host(&st);
 	if (prepare_load_resume(req, f, &st, res, err) ||
 	    prepare_decide(req, f, &st, res, err) ||
+	    prepare_unseen(req, &st, res) ||
 	    prepare_render(req, f, &st, res, err) ||
-	    prepare_publish(f, res, err))
+	    prepare_publish(req, f, res, err))
 		goto out;
 	rc = 0;
 out:
@@ -570,7 +664,7 @@ void lf_prepare_result_free(struct lf_prepare_result *res)
 	res->yaml_text = res->ds_text = NULL;
 }
 
-int lf_prepare_submit_check(const char *config, int check,
+int lf_prepare_submit_check(const char *config, int check, int container,
 			    struct distenv_error *err)
 {
 	struct lf_inputs in;
@@ -583,7 +677,7 @@ int lf_prepare_submit_check(const char *config, int check,
 		return 0;
 	memset(&in, 0, sizeof(in));
 	memset(&yaml, 0, sizeof(yaml));
-	if (load(&lf_sys_yaml_rules, config, &yaml, NULL, err))
+	if (lf_prepare_load_doc(&lf_sys_yaml_rules, config, &yaml, NULL, err))
 		return -1;
 	dec = calloc(1, sizeof(*dec));
 	if (!dec) {
@@ -594,81 +688,13 @@ int lf_prepare_submit_check(const char *config, int check,
 	in.check = check;
 	lf_get_str(&yaml, lf_doc_root(&yaml), "model_name_or_path", &model_path,
 		   &found, NULL);
-	model_readable(model_path, &in);
+	/* in a container the path is the container's (lf_container.h):
+	 * the task looks at it through the mounts */
+	if (!container)
+		model_readable(model_path, &in);
 	lf_decide_submit(&in, model_path, dec);
 	rc = first_error(dec, err);
 	free(dec);
 	lf_doc_free(&yaml);
 	return rc;
-}
-
-int lf_prepare_mark_storage(const char *config, uint32_t job_id,
-			    uint32_t restart, const char *node, char *written,
-			    size_t len, struct distenv_error *err)
-{
-	struct lf_doc yaml;
-	const char *output_dir = NULL;
-	char text[LF_MARK_TEXT_MAX];
-	int found = 0, rc = -1;
-
-	if (!config || !config[0])
-		return distenv_error_set(err, "--distenv-mark-storage",
-					 "give --distenv-lf-config with it",
-					 "no training YAML to take output_dir "
-					 "from");
-	if (load(&lf_sys_yaml_rules, config, &yaml, NULL, err))
-		return -1;
-	lf_get_str(&yaml, lf_doc_root(&yaml), "output_dir", &output_dir, &found,
-		   NULL);
-	if (!output_dir || !output_dir[0]) {
-		distenv_error_set(err, config, "set output_dir in the YAML",
-				  "no output_dir to mark");
-	} else if (lf_mark_text(job_id, restart, node, text, sizeof(text)) <
-		   0) {
-		distenv_error_set(err, "SLURMD_NODENAME", NULL,
-				  "'%s' cannot name a mark file", node);
-	} else if (!lf_sys_mark_write(output_dir, node, text, err)) {
-		if (written)
-			snprintf(written, len, "%s", output_dir);
-		rc = 0;
-	}
-	lf_doc_free(&yaml);
-	return rc;
-}
-
-uint32_t lf_restart_count(const char *const *env)
-{
-	const char *v = distenv_env_get(env, "SLURM_RESTART_COUNT");
-	uint32_t n = 0;
-
-	if (v && distenv_parse_u32(v, 1000000, &n))
-		n = 0;
-	return n;
-}
-
-void lf_prepare_facts_env(const char *const *env, struct lf_prepare_facts *f,
-			  char *partner, size_t partner_len)
-{
-	f->force_torchrun = distenv_env_user_value(env, "FORCE_TORCHRUN");
-	f->alloc_conf = distenv_env_get(env, "PYTORCH_CUDA_ALLOC_CONF");
-	f->optim_torch = distenv_env_user_value(env, "OPTIM_TORCH");
-	f->tmpdir = distenv_env_get(env, "TMPDIR");
-	f->restart_count = lf_restart_count(env);
-	lf_sys_mark_partner(env, f->node_id, f->nnodes, partner, partner_len);
-	f->partner_name = partner;
-}
-
-int lf_prepare_resume_env(const char *const *env,
-			  struct lf_prepare_request *req, char *path,
-			  size_t path_len, struct distenv_error *err)
-{
-	const char *v = distenv_env_get(env, "DISTENV_RESUME");
-
-	if (req->resume != LF_RESUME_DEFAULT || !v || !v[0])
-		return 0;
-	if (lf_parse_resume(v, "DISTENV_RESUME", &req->resume, path, path_len,
-			    err))
-		return -1;
-	req->resume_path = path;
-	return 0;
 }

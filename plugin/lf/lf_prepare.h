@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "distenv_error.h"
+#include "lf_container.h"
 #include "lf_decide.h"
 #include "lf_dir.h"
 #include "plan_stack.h"
@@ -50,6 +51,10 @@ struct lf_prepare_request {
 	 * distenv_parse_lf_dir (distenv_options.h); NULL: none. */
 	const char *dir; /* --distenv-lf-dir, --lf-dir */
 	const char *site_dir; /* the site file's lf_dir: */
+	/* The step's pyxis container (lf_container.h), NULL: none. The
+	 * YAML's paths are then read through its mounts, and the copies
+	 * exported under their path in the container. */
+	const struct lf_container *container;
 };
 
 enum lf_prepare_write {
@@ -78,9 +83,14 @@ struct lf_prepare_facts {
 };
 
 struct lf_prepare_result {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX]; /* on the host, where the copies are written */
 	int dir_source; /* enum lf_dir_source: why dir's base */
-	char config_path[PATH_MAX]; /* DISTENV_LF_CONFIG */
+	/* dir's path in the container (dir itself without one), and 0
+	 * when no --container-mounts entry shows it there */
+	char dir_c[PATH_MAX];
+	int dir_seen;
+	/* DISTENV_LF_CONFIG and the copy's deepspeed:, under dir_c */
+	char config_path[PATH_MAX];
 	char ds_path[PATH_MAX]; /* "" when the DeepSpeed config is kept */
 	char alloc_conf[512]; /* PYTORCH_CUDA_ALLOC_CONF to export */
 	int alloc_conf_set;
@@ -139,22 +149,28 @@ int lf_prepare_resume_env(const char *const *env,
 /*
  * The --distenv-mark-storage step, on each node (local task 0, as the
  * user): read config's output_dir and write this node's mark of the
- * job's start there (lf_sys_mark_write). *written (may be NULL) gets the
- * output_dir marked. Errors: the YAML cannot be read or has no
- * output_dir, or the mark cannot be written.
+ * job's start there (lf_sys_mark_write), at its host path under a pyxis
+ * step (container, NULL: none; lf_container.h). *written (may be NULL)
+ * gets the host path marked. Errors: the YAML
+ * cannot be read or has no output_dir, a pyxis step's output_dir has
+ * no host path, or the mark cannot be written.
  */
-int lf_prepare_mark_storage(const char *config, uint32_t job_id,
-			    uint32_t restart, const char *node, char *written,
-			    size_t len, struct distenv_error *err);
+int lf_prepare_mark_storage(const char *config,
+			    const struct lf_container *container,
+			    uint32_t job_id, uint32_t restart, const char *node,
+			    char *written, size_t len,
+			    struct distenv_error *err);
 
 /*
  * At submit (srun, sbatch, salloc: the user, on the submitting host):
  * load config and run the checks whose failure is certain on every node
  * (lf_decide_submit: unknown keys, a local model path that cannot be
- * read). check: enum lf_check; off checks nothing. Errors: the file
- * cannot be read or parsed, or the first finding, "(and N more)".
+ * read, unless container: the step runs in a pyxis container, whose
+ * paths the task looks at through its mounts). check: enum lf_check;
+ * off checks nothing. Errors: the file cannot be read or parsed, or the
+ * first finding, "(and N more)".
  */
-int lf_prepare_submit_check(const char *config, int check,
+int lf_prepare_submit_check(const char *config, int check, int container,
 			    struct distenv_error *err);
 
 #endif

@@ -58,6 +58,13 @@ static void remove_as_user(const char *dir, uid_t uid, gid_t gid)
 	rmdir(dir);
 }
 
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int distenv_remote_exit(spank_t sp)
 {
 	const struct distenv_request *r = &distenv_state.req;
@@ -84,6 +91,8 @@ int distenv_remote_exit(spank_t sp)
 		restart = 0;
 	distenv_lf_site_dir(sp, site_dir, sizeof(site_dir));
 	lf_dir_choose(r->lf_dir, site_dir, tmpdir, &c);
+	lf_dir_prefer_mounted(&c, lf_container_default_dir(&distenv_state.pyxis,
+							   is_dir));
 	lf_resolved_dir(c.base, (unsigned) uid, ids.job_id, ids.step_id,
 			ids.node_id, restart, dir, sizeof(dir));
 	pid = fork();

@@ -243,21 +243,51 @@ static void lf_report(const struct lf_prepare_result *res, int rc, int show,
 	if (!rc) {
 		const char *why = lf_dir_source_text((enum lf_dir_source)
 							     res->dir_source);
+		char where[2 * DISTENV_LF_PATH_MAX + 32];
+
+		lf_container_name(res->dir_c, res->dir, where, sizeof(where));
 
 		/* slurmd's log at debug, as the derived values */
 		slurm_debug("distenv: node %s: resolved copies in %s, under "
 			    "the directory of %s",
-			    node, res->dir, why);
+			    node, where, why);
 		if (show) {
 			fprintf(stderr,
 				"distenv: %s: resolved copies in %s, under the "
 				"directory of %s\n",
-				node, res->dir, why);
+				node, where, why);
 			fflush(stderr);
 		}
 	}
 	if (!rc && show && res->dec.have_plan)
 		print_plan(&res->dec, node);
+}
+
+/* A pyxis step (spank_pyxis.c): the copies are in the container only
+ * under one of its --container-mounts entries (the default directory is
+ * one, lf_container_default_dir); else DISTENV_LF_CONFIG names no file
+ * there. A warning, an error under --distenv-check=strict. */
+static int check_container_seen(const struct lf_prepare_result *res,
+				const char *node, int local_id,
+				struct distenv_error *err)
+{
+	struct distenv_error e;
+
+	if (res->dir_seen)
+		return 0;
+	distenv_error_set(&e, "--distenv-lf-dir",
+			  "give --distenv-lf-dir=DIR a directory the step "
+			  "mounts (--container-mounts=DIR, or SRC:DST and DIR "
+			  "under SRC), or mount one writable directory and "
+			  "let distenv choose it",
+			  "the resolved copy is %s/lf_config.yaml on the host "
+			  "(the directory of %s), under no entry of %s, so the "
+			  "pyxis container does not see it there",
+			  res->dir,
+			  lf_dir_source_text((enum lf_dir_source)
+						     res->dir_source),
+			  distenv_state.pyxis.mounts_where);
+	return warn_or_fail(&e, node, local_id, err);
 }
 
 /* A container plugin listed after distenv (pyxis) moves the task into
@@ -277,6 +307,8 @@ static int check_container_tmp(const struct lf_prepare_result *res,
 	char plugin[1024];
 	struct distenv_error e;
 
+	if (r->check != LF_CHECK_OFF && distenv_state.pyxis.active)
+		return check_container_seen(res, node, local_id, err);
 	if (r->check == LF_CHECK_OFF || !lf_dir_under_tmp(res->dir) ||
 	    res->dir_source == LF_DIR_FROM_OPTION ||
 	    res->dir_source == LF_DIR_FROM_SITE ||
@@ -357,6 +389,8 @@ int distenv_remote_lf_prepare(spank_t sp, struct distenv_error *err)
 	req.storage_policy = storage[0] ? storage : NULL;
 	distenv_lf_site_dir(sp, site_dir, sizeof(site_dir));
 	req.site_dir = site_dir[0] ? site_dir : NULL;
+	req.container =
+		distenv_state.pyxis.active ? &distenv_state.pyxis : NULL;
 	read_node_name(sp, node, sizeof(node));
 	lf_node_facts(sp, env, &f, &local_id, node, partner, sizeof(partner));
 	/* No --distenv-resume: DISTENV_RESUME in the step's environment */
@@ -402,8 +436,12 @@ int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err)
 		envp = NULL;
 	restart = lf_restart_count((const char *const *) envp);
 	read_node_name(sp, node, sizeof(node));
-	rc = lf_prepare_mark_storage(r->lf_config, ids.job_id, restart, node,
-				     dir, sizeof(dir), err);
+	rc = lf_prepare_mark_storage(r->lf_config,
+				     distenv_state.pyxis.active ?
+					     &distenv_state.pyxis :
+					     NULL,
+				     ids.job_id, restart, node, dir,
+				     sizeof(dir), err);
 	if (rc) {
 		distenv_error_prefix_where(err, node);
 		return rc;

@@ -85,6 +85,8 @@ int distenv_remote_user_init(spank_t sp)
 	distenv_job_site(sp, &site);
 	if (distenv_effective_mode(&site, &st->req) == DISTENV_MODE_OFF)
 		return 0;
+	/* the container's mounts, for the task and for the step's end */
+	distenv_pyxis_load(sp);
 	/* The step's GPUs on this node, before the task binding rewrites
 	 * SLURM_STEP_GPUS for each task (distenv_gpus.h). */
 	if (spank_getenv(sp, "SLURM_STEP_GPUS", st->step_gpus,

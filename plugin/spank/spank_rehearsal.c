@@ -28,7 +28,7 @@
 #include "distenv_sys_rehearsal.h"
 #include "spank_state.h"
 
-#define FINDINGS_MAX 4
+#define FINDINGS_MAX 8 /* listen, 2 links, missing, 4 facts */
 
 struct findings {
 	struct distenv_error e[FINDINGS_MAX];
@@ -126,6 +126,24 @@ static const char *detail(int errnum)
 	return errnum && errnum != EINPROGRESS ? strerror(errnum) : "";
 }
 
+/* One connection's failure as a finding: link holds what both kinds
+ * share, the rest is this connection's. */
+static void link_finding(const struct distenv_rehearsal_plan *plan,
+			 struct distenv_rehearsal_link *link, int ring,
+			 const char *to_node, const char *to_addr,
+			 uint16_t port, int foreign, int errnum,
+			 struct findings *f)
+{
+	link->ring = ring;
+	link->to_node = to_node;
+	link->to_addr = to_addr;
+	link->port = port;
+	link->cause = foreign ? DISTENV_REHEARSAL_FOREIGN :
+				distenv_rehearsal_cause_of(errnum);
+	link->detail = detail(errnum);
+	distenv_rehearsal_link_error(plan, link, finding(f));
+}
+
 /* What the connections' results say, as findings. */
 static void judge(const struct distenv_rehearsal_plan *plan,
 		  const struct distenv_step *step, const char *master_addr,
@@ -151,28 +169,66 @@ static void judge(const struct distenv_rehearsal_plan *plan,
 	link.src_addr = src_text;
 	link.ifname = ifname;
 	link.waited_ms = res->waited_ms;
-	if (!plan->on_master && !res->master_ok) {
-		link.to_node = step->master_host;
-		link.to_addr = master_addr;
-		link.port = plan->master_port;
-		link.cause =
-			res->master_foreign ?
-				DISTENV_REHEARSAL_FOREIGN :
-				distenv_rehearsal_cause_of(res->master_errno);
-		link.detail = detail(res->master_errno);
-		distenv_rehearsal_link_error(plan, &link, finding(f));
-	}
-	if (!res->next_ok) {
-		link.ring = 1;
-		link.to_node = next_host;
-		link.to_addr = next_addr;
-		link.port = res->next_port;
-		link.cause =
-			res->next_foreign ?
-				DISTENV_REHEARSAL_FOREIGN :
-				distenv_rehearsal_cause_of(res->next_errno);
-		link.detail = detail(res->next_errno);
-		distenv_rehearsal_link_error(plan, &link, finding(f));
+	if (!plan->on_master && !res->master_ok)
+		link_finding(plan, &link, 0, step->master_host, master_addr,
+			     plan->master_port, res->master_foreign,
+			     res->master_errno, f);
+	if (!res->next_ok)
+		link_finding(plan, &link, 1, next_host, next_addr,
+			     res->next_port, res->next_foreign, res->next_errno,
+			     f);
+}
+
+/* Node index i's name from the step's node list, "?" when unknown. */
+static void node_name(const struct distenv_step *step, uint32_t i, char *buf,
+		      size_t len)
+{
+	const char *var = distenv_step_nodelist_var(step);
+	struct distenv_error e;
+
+	if (distenv_nth_host(distenv_env_get(step->envp, var), i, var, buf, len,
+			     &e))
+		snprintf(buf, len, "?");
+}
+
+/* The facts compared (distenv_rehearsal_facts.h): the master with each
+ * node that checked in (the first that differs by name, the count of
+ * the others), another node with the master's answer. */
+static void judge_facts(const struct distenv_rehearsal_plan *plan,
+			const struct distenv_step *step,
+			const struct distenv_rehearsal_facts *mine,
+			const struct distenv_rehearsal_result *res,
+			struct findings *f)
+{
+	const struct distenv_rehearsal_facts *m =
+		&res->facts[plan->master_node_id];
+	char name[DISTENV_HOST_MAX];
+	uint32_t first, count;
+	int rule;
+
+	for (rule = 0; rule < DISTENV_RULES_N; rule++) {
+		if (!plan->on_master) {
+			if (res->master_ok &&
+			    distenv_rehearsal_facts_differ(rule, mine, m))
+				distenv_rehearsal_facts_error(rule,
+							      step->node_name,
+							      step->node_name,
+							      mine,
+							      step->master_host,
+							      m, 0, finding(f));
+			continue;
+		}
+		first = distenv_rehearsal_facts_first(rule, res->facts,
+						      res->seen, plan->nnodes,
+						      plan->master_node_id,
+						      &count);
+		if (first == UINT32_MAX)
+			continue;
+		node_name(step, first, name, sizeof(name));
+		distenv_rehearsal_facts_error(rule, step->node_name, name,
+					      &res->facts[first],
+					      step->node_name, mine, count - 1,
+					      finding(f));
 	}
 }
 
@@ -185,16 +241,13 @@ static void judge_missing(const struct distenv_rehearsal_plan *plan,
 {
 	static char names[DISTENV_REHEARSAL_NAMES_MAX][DISTENV_HOST_MAX];
 	const char *ptrs[DISTENV_REHEARSAL_NAMES_MAX];
-	const char *var = distenv_step_nodelist_var(step);
 	struct distenv_error e;
 	uint32_t i, k = 0;
 
 	for (i = 0; i < plan->nnodes && k < DISTENV_REHEARSAL_NAMES_MAX; i++) {
 		if (i == plan->master_node_id || res->seen[i])
 			continue;
-		if (distenv_nth_host(distenv_env_get(step->envp, var), i, var,
-				     names[k], sizeof(names[k]), &e))
-			snprintf(names[k], sizeof(names[k]), "?");
+		node_name(step, i, names[k], sizeof(names[k]));
 		ptrs[k] = names[k];
 		k++;
 	}
@@ -243,6 +296,32 @@ static void show_passed(const struct distenv_rehearsal_plan *plan,
 			step->node_name, step->master_host, master_addr,
 			plan->master_port, res->waited_ms);
 	fflush(stderr);
+}
+
+/* A variable in force for the task: derived, else the user's. */
+static const char *in_force(const struct distenv_vars *vars,
+			    const struct distenv_step *step, const char *name)
+{
+	const char *v = distenv_vars_value(vars, name);
+
+	return v ? v : distenv_env_get(step->envp, name);
+}
+
+/* This node's facts for its check-in (distenv_sys_rehearsal_facts). */
+static void my_facts(const struct distenv_step *step,
+		     const struct distenv_vars *vars, const char *ifname,
+		     struct distenv_rehearsal_facts *facts)
+{
+	struct distenv_facts_source src;
+	const char *off = in_force(vars, step, "NCCL_IB_DISABLE");
+
+	memset(&src, 0, sizeof(src));
+	src.ifname = ifname;
+	src.hca = in_force(vars, step, "NCCL_IB_HCA");
+	src.ib_disabled = off && strcmp(off, "1") == 0;
+	src.eph_lo = step->ephemeral_lo;
+	src.eph_hi = step->ephemeral_hi;
+	distenv_sys_rehearsal_facts(&src, facts);
 }
 
 int distenv_remote_rehearsal(spank_t sp, const struct distenv_site *site,
@@ -300,19 +379,27 @@ int distenv_remote_rehearsal(spank_t sp, const struct distenv_site *site,
 	src_text[0] = '\0';
 	if (peers.src.family)
 		distenv_ip_format(&peers.src, src_text, sizeof(src_text));
+	my_facts(step, vars, ifname, &peers.facts);
 	res.seen = calloc(plan.nnodes, 1);
-	if (!res.seen)
+	res.facts = calloc(plan.nnodes, sizeof(*res.facts));
+	if (!res.seen || !res.facts) {
+		free(res.seen);
+		free(res.facts);
 		return 0;
+	}
+	res.facts[plan.node_id] = peers.facts;
 	distenv_sys_rehearse(&plan, &peers, &res);
 	judge(&plan, step, maddr, ifname ? ifname : "?", src_text, next_host,
 	      next.addr, &res, &f);
 	if (plan.on_master)
 		judge_missing(&plan, step, maddr, &res, &f);
+	judge_facts(&plan, step, &peers.facts, &res, &f);
 	slurm_debug("distenv: job %u step %u node %s: rehearsal: %zu "
 		    "findings in %d ms",
 		    plan.job_id, plan.step_id, step->node_name, f.n,
 		    res.waited_ms);
 	free(res.seen);
+	free(res.facts);
 	if (!f.n && req->show)
 		show_passed(&plan, step, maddr, &res);
 	rc = tell(&f, strict, err);

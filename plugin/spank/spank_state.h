@@ -54,6 +54,10 @@ struct distenv_plugin_state {
 	 * unknown); a task with another one at task_init was moved into
 	 * a container by a plugin listed before distenv (spank_task.c). */
 	struct distenv_root_id stepd_root;
+	/* slurmstepd: the step's pyxis container, read in user_init
+	 * (spank_pyxis.c), and its --container-env names ("" = none). */
+	struct lf_container pyxis;
+	char pyxis_env[1024];
 };
 
 extern struct distenv_plugin_state distenv_state;
@@ -95,6 +99,13 @@ int distenv_remote_mark_storage(spank_t sp, struct distenv_error *err);
 /* slurmstepd, when the step ends on this node (root): remove the step's
  * resolved copies, as the user (spank_exit.c). Never fails. */
 int distenv_remote_exit(spank_t sp);
+
+/* slurmstepd, user_init (before the tasks fork): read this step's pyxis
+ * options into distenv_state.pyxis (spank_pyxis.c). Never fails. */
+void distenv_pyxis_load(spank_t sp);
+/* srun, sbatch, salloc (init_post_opt): 1 when the command asks pyxis
+ * for a container (spank_pyxis.c). */
+int distenv_pyxis_submit_step(void);
 
 /* slurmstepd (remote contexts): the step's job, step, node count and
  * node index, a heterogeneous step's as a whole (spank_ids.c). Returns

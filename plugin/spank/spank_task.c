@@ -22,6 +22,7 @@
 
 #include "distenv_env.h"
 #include "distenv_format.h"
+#include "distenv_mounts.h"
 #include "distenv_sys.h"
 #include "spank_state.h"
 
@@ -213,6 +214,31 @@ static long long batch_job_end(spank_t sp, char **envp, int batch)
  * images; enroot 4.1's 50-slurm-pytorch.sh hook: MASTER_ADDR,
  * MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK; docs/pyxis-enroot-run.md). distenv cannot see that happen, so the show says where
  * it may and how to check it inside the container. */
+/* A pyxis step (spank_pyxis.c): which of the values enroot's PyTorch
+ * hook or the image may replace its --container-env leaves unkept. */
+static void show_container_env(const struct distenv_step *step)
+{
+	static const char *const names[] = { "MASTER_ADDR", "MASTER_PORT",
+					     "NNODES", "NODE_RANK",
+					     "NPROC_PER_NODE" };
+	char miss[128] = "";
+	size_t i;
+
+	if (!distenv_state.pyxis.active)
+		return;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!distenv_name_list_has(distenv_state.pyxis_env, names[i]))
+			snprintf(miss + strlen(miss),
+				 sizeof(miss) - strlen(miss), "%s%s",
+				 miss[0] ? "," : "", names[i]);
+	if (miss[0])
+		fprintf(stderr,
+			"distenv: %s:   note: this pyxis step's "
+			"--container-env does not keep %s: add them to it to "
+			"keep distenv's values over the image's\n",
+			step->node_name, miss);
+}
+
 static void show_container_note(const struct distenv_step *step)
 {
 	char plugin[1024];
@@ -230,6 +256,7 @@ static void show_container_note(const struct distenv_step *step)
 		"on a replaced value, or keep them with "
 		"--container-env=NAME,...\n",
 		step->node_name, plugin);
+	show_container_env(step);
 	fflush(stderr);
 }
 

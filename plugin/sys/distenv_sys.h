@@ -147,12 +147,23 @@ int distenv_container_plugin_after(const void *self, char *name, size_t len);
 int distenv_pipe_wait_drained(int fd, int max_ms, int settle_ms);
 
 /*
+ * The CPUs this process may run on (sched_getaffinity(2); a task's
+ * after Slurm's task plugin bound it: slurmstepd's exec_task runs the
+ * task plugin's pre_launch before the SPANK task_init), their ids as a
+ * list ("0-3,8", cut with "..." to fit len) into list. Returns the
+ * count, 0 when it cannot be read. More than CPU_SETSIZE (1024) CPUs
+ * reads as unknown.
+ */
+uint32_t distenv_sys_affinity(char *list, size_t len);
+
+/*
  * The whole derivation for the task whose environment is envp, as both
  * the SPANK glue and the distenv command run it: step facts from envp
  * (batch as for distenv_step_from_env), the kernel's ephemeral range,
  * the first host of the step's node list (in tasks mode with an
  * arbitrary distribution the node of task 0, distenv_task0_host),
- * the network facts when needed, then distenv_derive(). step and vars
+ * the network facts when needed, the task's CPUs (distenv_sys_affinity:
+ * the calling process's), then distenv_derive(). step and vars
  * are filled; on error vars is empty. step->envp points to envp, which
  * must outlive step. With the node's topology (distenv_topo.h,
  * loaded once per step per node by the caller; NULL: none), a note on

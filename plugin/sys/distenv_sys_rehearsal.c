@@ -1,6 +1,6 @@
 /* distenv_sys_rehearsal.c: the rehearsal's sockets (TCP, non-blocking
- * connects, one poll(2) loop bounded by the plan's timeout). */
-#define _GNU_SOURCE /* accept4(2) */
+ * connects, one ppoll(2) loop bounded by the plan's timeout). */
+#define _GNU_SOURCE /* accept4(2), ppoll(2) */
 #include "distenv_sys_rehearsal.h"
 
 #include <errno.h>
@@ -12,9 +12,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RETRY_MS 5 /* after a refused connect: the peer may be late */
-#define RING_RETRY_MS RETRY_MS /* the ring: another candidate */
-#define LINE_WAIT_MS 1000 /* an accepted peer's line */
+/* Times are in microseconds (CLOCK_MONOTONIC). A refused connect is
+ * retried every RETRY_FAST_US for RETRY_FAST times (5 ms), then after
+ * twice as long each time, 16 ms at most: the step's nodes start their
+ * tasks within milliseconds of each other, so a peer refusing at first
+ * is almost always about to listen, and the rehearsal's cost is the
+ * wait for the retry after it does; a peer that stays late (a slow
+ * node) gets ever fewer connects, so that the nodes of a large step
+ * waiting on a late master send it one connect each per 16 ms. */
+#define RETRY_FAST 20
+#define RETRY_FAST_US 250L
+#define RETRY_MAX_US 16000L
+#define LINE_WAIT_US 1000000L /* an accepted peer's line */
+#define HOUSEKEEP_US 50000L /* ppoll's longest sleep: stale peers close */
 #define PEERS_MAX \
 	16 /* accepted connections read at once; the listen
 		      * backlog holds the others */
@@ -23,7 +33,8 @@
 struct conn {
 	int fd;
 	int reading; /* connected, waiting for the peer's line */
-	long retry_at; /* ms: when to connect again (fd -1) */
+	long retry_at; /* us: when to connect again (fd -1) */
+	unsigned retries; /* connects that failed so far */
 	char buf[DISTENV_REHEARSAL_LINE_MAX];
 	size_t used;
 };
@@ -33,15 +44,15 @@ struct conn {
 struct peer {
 	struct conn c;
 	int ring; /* accepted on the ring port (else the check-in port) */
-	long until; /* ms: closed unanswered after this */
+	long until; /* us: closed unanswered after this */
 };
 
-static long now_ms(void)
+static long now_us(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	return (long) t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
 static socklen_t to_sockaddr(const struct distenv_ip *ip, uint16_t port,
@@ -129,6 +140,21 @@ static void conn_close(struct conn *c, long retry_at)
 	c->retry_at = retry_at;
 }
 
+/* When a connect that failed is tried again: RETRY_FAST_US after each
+ * of the first RETRY_FAST failures, then twice as long after each, up
+ * to RETRY_MAX_US. */
+static long retry_after(struct conn *c, long now)
+{
+	unsigned n = ++c->retries;
+	long d = RETRY_FAST_US;
+
+	while (n > RETRY_FAST && d < RETRY_MAX_US) {
+		d *= 2;
+		n--;
+	}
+	return now + d;
+}
+
 /* Read what is there into c->buf; 1 with a whole line (NUL-terminated
  * at its newline), 0 for more to come, -1 on EOF or error. */
 static int conn_read_line(struct conn *c)
@@ -198,17 +224,19 @@ static int done(const struct loop *l)
 }
 
 /* The neighbour's candidate to try next. It binds its first free one,
- * almost always the first: so every other try is the first, the others
- * in turn between, skipping those a foreign program answered. */
+ * almost always the first, and a refusal there mostly means that it is
+ * not listening yet: so three tries in four are the first, the others
+ * in turn at every fourth, skipping those a foreign program answered. */
 static void next_candidate(struct loop *l)
 {
 	unsigned i;
 
-	for (i = 0; i < 2 * DISTENV_REHEARSAL_RING_TRIES; i++) {
+	for (i = 0; i < 4 * DISTENV_REHEARSAL_RING_TRIES; i++) {
 		unsigned a = ++l->attempt, t;
 
-		t = a % 2 ? 1 + (a / 2) % (DISTENV_REHEARSAL_RING_TRIES - 1) :
-			    0;
+		t = a % 4 ? 0 :
+			    1 + (a / 4 - 1) %
+					    (DISTENV_REHEARSAL_RING_TRIES - 1);
 		if (!l->foreign[t]) {
 			l->next_try = t;
 			return;
@@ -228,7 +256,7 @@ static void accept_one(struct loop *l, int lfd, int ring, long now)
 			memset(&l->in[i], 0, sizeof(l->in[i]));
 			l->in[i].c.fd = fd;
 			l->in[i].ring = ring;
-			l->in[i].until = now + LINE_WAIT_MS;
+			l->in[i].until = now + LINE_WAIT_US;
 			l->n_in++;
 			return;
 		}
@@ -248,18 +276,21 @@ static void serve(struct loop *l, struct peer *pe)
 {
 	const struct distenv_rehearsal_plan *p = l->p;
 	char line[DISTENV_REHEARSAL_LINE_MAX];
+	struct distenv_rehearsal_facts facts;
 	uint32_t node;
 	int rc = conn_read_line(&pe->c);
 
 	if (rc == 0)
 		return;
 	if (rc == 1 && !pe->ring &&
-	    distenv_rehearsal_line_parse(pe->c.buf, "checkin", p->job_id,
-					 p->step_id, &node) == 0 &&
+	    distenv_rehearsal_facts_parse(pe->c.buf, "checkin", p->job_id,
+					  p->step_id, &node, &facts) == 0 &&
 	    node < p->nnodes) {
 		l->res->seen[node] = 1;
-		distenv_rehearsal_line(line, sizeof(line), "ok", p->job_id,
-				       p->step_id, p->node_id);
+		l->res->facts[node] = facts;
+		distenv_rehearsal_facts_line(line, sizeof(line), "ok",
+					     p->job_id, p->step_id, p->node_id,
+					     &l->peers->facts);
 		send_line(pe->c.fd, line);
 	} else if (rc == 1 && pe->ring &&
 		   distenv_rehearsal_line_parse(pe->c.buf, "ring", p->job_id,
@@ -284,7 +315,7 @@ static void start_conns(struct loop *l, long now)
 					 &l->peers->src);
 		if (l->cm.fd < 0) {
 			r->master_errno = errno;
-			l->cm.retry_at = now + RETRY_MS;
+			l->cm.retry_at = retry_after(&l->cm, now);
 		}
 	}
 	if (!r->next_ok && l->cn.fd < 0 && now >= l->cn.retry_at) {
@@ -293,7 +324,7 @@ static void start_conns(struct loop *l, long now)
 					 &l->peers->src);
 		if (l->cn.fd < 0) {
 			r->next_errno = errno;
-			l->cn.retry_at = now + RETRY_MS;
+			l->cn.retry_at = retry_after(&l->cn, now);
 		}
 	}
 }
@@ -304,6 +335,7 @@ static void step_master(struct loop *l, short ev, long now)
 	const struct distenv_rehearsal_plan *p = l->p;
 	struct distenv_rehearsal_result *r = l->res;
 	char line[DISTENV_REHEARSAL_LINE_MAX];
+	struct distenv_rehearsal_facts facts;
 	uint32_t node;
 	int rc;
 
@@ -312,11 +344,12 @@ static void step_master(struct loop *l, short ev, long now)
 
 		if (e) {
 			r->master_errno = e;
-			conn_close(&l->cm, now + RETRY_MS);
+			conn_close(&l->cm, retry_after(&l->cm, now));
 			return;
 		}
-		distenv_rehearsal_line(line, sizeof(line), "checkin", p->job_id,
-				       p->step_id, p->node_id);
+		distenv_rehearsal_facts_line(line, sizeof(line), "checkin",
+					     p->job_id, p->step_id, p->node_id,
+					     &l->peers->facts);
 		send_line(l->cm.fd, line);
 		l->cm.reading = 1;
 		return;
@@ -325,8 +358,10 @@ static void step_master(struct loop *l, short ev, long now)
 	rc = conn_read_line(&l->cm);
 	if (rc == 0)
 		return;
-	if (rc == 1 && distenv_rehearsal_line_parse(l->cm.buf, "ok", p->job_id,
-						    p->step_id, &node) == 0) {
+	if (rc == 1 &&
+	    distenv_rehearsal_facts_parse(l->cm.buf, "ok", p->job_id,
+					  p->step_id, &node, &facts) == 0) {
+		r->facts[p->master_node_id] = facts;
 		r->master_ok = 1;
 		r->master_errno = 0;
 		conn_close(&l->cm, 0);
@@ -336,7 +371,7 @@ static void step_master(struct loop *l, short ev, long now)
 		r->master_errno = ECONNRESET; /* not read in time: again */
 	else
 		r->master_foreign = 1;
-	conn_close(&l->cm, now + RETRY_MS);
+	conn_close(&l->cm, retry_after(&l->cm, now));
 }
 
 /* Progress on the connection to the ring neighbour: this node's line
@@ -354,7 +389,7 @@ static void step_next(struct loop *l, long now)
 
 		if (e) {
 			r->next_errno = e;
-			conn_close(&l->cn, now + RING_RETRY_MS);
+			conn_close(&l->cn, retry_after(&l->cn, now));
 			/* refused: the neighbour may listen on another
 			 * candidate (its first was taken) */
 			if (e == ECONNREFUSED)
@@ -384,7 +419,7 @@ static void step_next(struct loop *l, long now)
 		/* closed without a word: the neighbour did not read this
 		 * node's line in time (a loaded node); again */
 		r->next_errno = ECONNRESET;
-		conn_close(&l->cn, now + RING_RETRY_MS);
+		conn_close(&l->cn, retry_after(&l->cn, now));
 		return;
 	}
 	r->next_foreign = 1;
@@ -401,7 +436,25 @@ static void at_deadline(struct conn *c, int *errnum)
 	conn_close(c, 0);
 }
 
-/* One poll(2) set: the listeners (while a slot is free), this node's
+/* How long ppoll may sleep: until the next retry of a connect that
+ * failed, the deadline or HOUSEKEEP_US, whichever comes first. */
+static struct timespec poll_wait(const struct loop *l, long now, long deadline)
+{
+	const struct distenv_rehearsal_result *r = l->res;
+	long until = now + HOUSEKEEP_US, us;
+
+	if (deadline < until)
+		until = deadline;
+	if (!l->p->on_master && !r->master_ok && l->cm.fd < 0 &&
+	    l->cm.retry_at < until)
+		until = l->cm.retry_at;
+	if (!r->next_ok && l->cn.fd < 0 && l->cn.retry_at < until)
+		until = l->cn.retry_at;
+	us = until > now ? until - now : 0;
+	return (struct timespec){ us / 1000000, us % 1000000 * 1000 };
+}
+
+/* One ppoll(2) set: the listeners (while a slot is free), this node's
  * two connections, the accepted ones; where each is in fds, -1 none. */
 struct round {
 	struct pollfd fds[4 + PEERS_MAX];
@@ -487,7 +540,7 @@ void distenv_sys_rehearse(const struct distenv_rehearsal_plan *p,
 {
 	struct loop l;
 	struct round r;
-	long start = now_ms(), deadline = start + p->timeout_ms, now;
+	long start = now_us(), deadline = start + p->timeout_ms * 1000L, now;
 	unsigned t;
 
 	memset(&l, 0, sizeof(l));
@@ -498,15 +551,14 @@ void distenv_sys_rehearse(const struct distenv_rehearsal_plan *p,
 	for (t = 0; t < PEERS_MAX; t++)
 		l.in[t].c.fd = -1;
 	open_listeners(&l, peers->next.family);
-	for (now = start; now < deadline && !done(&l); now = now_ms()) {
-		int wait = (int) (deadline - now);
+	for (now = start; now < deadline && !done(&l); now = now_us()) {
+		struct timespec wait;
 
 		start_conns(&l, now);
 		fill_round(&l, &r, now);
-		if (wait > RING_RETRY_MS)
-			wait = RING_RETRY_MS;
-		if (poll(r.fds, (nfds_t) r.n, wait) > 0)
-			run_round(&l, &r, now_ms());
+		wait = poll_wait(&l, now, deadline);
+		if (ppoll(r.fds, (nfds_t) r.n, &wait, NULL) > 0)
+			run_round(&l, &r, now_us());
 	}
 	for (t = 0; t < PEERS_MAX; t++)
 		if (l.in[t].c.fd >= 0)
@@ -517,5 +569,5 @@ void distenv_sys_rehearse(const struct distenv_rehearsal_plan *p,
 		close(l.lm);
 	if (l.lr >= 0)
 		close(l.lr);
-	res->waited_ms = (int) (now_ms() - start);
+	res->waited_ms = (int) ((now_us() - start) / 1000);
 }

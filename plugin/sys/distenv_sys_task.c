@@ -50,6 +50,8 @@ int distenv_derive_for_task_topo(const struct distenv_site *site,
 	step->topo_note = topo_note;
 	step->step_gpus = step_gpus;
 	step->job_end = job_end;
+	step->task_cpus = distenv_sys_affinity(step->task_cpu_list,
+					       sizeof(step->task_cpu_list));
 	distenv_sys_ephemeral(&step->ephemeral_lo, &step->ephemeral_hi);
 	list_var = distenv_step_nodelist_var(step);
 	if (distenv_first_host(distenv_env_get(envp, list_var), list_var,

@@ -21,9 +21,24 @@
 # runs through the chroot's dynamic loader with the chroot's copies of
 # the libraries it links, bound beside it (chroot_libs). Only distenv
 # gets them: the command it execs runs on the image's own.
+#
+# The template dpo_full_zero3_apptainer.sbatch runs unchanged but for its
+# parameter block, its container settings from the environment of
+# sbatch: the real LLaMA-Factory 0.9.5 DPO training, 2 nodes x 2
+# processes, inside the image. The pinned venv (Debian 12's Python 3.11,
+# as the image's) is bound into the chroot by tests/releases.sh
+# (lf_stack_into) and into the image at its own path; Apptainer keeps
+# the image's PATH, so APPTAINERENV_PREPEND_PATH puts the venv's bin on
+# it. DPO_DISTENV is one word: a script that runs the build's distenv
+# as above. The template's --nv on these GPU-less nodes: the step runs,
+# and none of Apptainer's log lines is in the job's output (one is, in a
+# step's output, when a bind fails).
 
 load helpers
 load lf_helpers
+
+# a line of Apptainer's own log, colored or not
+APPTAINER_SAYS=$'^(\e\\[[0-9;]*m)?(INFO|WARNING|ERROR|FATAL):'
 
 setup_file() {
 	IMG=${DISTENV_APPTAINER_IMAGE:?set by tests/releases.sh, in the 26.05 lane}
@@ -146,5 +161,83 @@ in_container_distenv() {
 	[ "$status" -ne 0 ]
 	[ "$(grep -c '^TRAINING' <<<"$output")" -eq 0 ]
 	[ "$(grep -cE "^distenv: error: DISTENV_LF_CONFIG: $BATS_TEST_TMPDIR/tmp/distenv-[^ ]*/lf_config.yaml: No such file or directory here" <<<"$output")" -eq 2 ]
+	nodes_idle
+}
+
+@test "apptainer: template dpo_full_zero3_apptainer as it is: real LLaMA-Factory 0.9.5 DPO on 2x2 inside the image on distenv's values, check-env passed, the resolved YAML read inside, the checkpoint written" {
+	# the venv at its own path, bound into the chroot by tests/releases.sh
+	[ -x "$VENV/bin/llamafactory-cli" ]
+	in_container_distenv
+	# Every path the run reads or writes is the same inside: the venv,
+	# the model, data, DeepSpeed config, output_dir, the probe and the
+	# submit directory bound at their own paths (DPO_BINDS); the
+	# resolved YAML under /tmp, which Apptainer binds by default.
+	run_dir=$BATS_FILE_TMPDIR/dpo
+	[[ $run_dir == /tmp/* ]]
+	mkdir -p "$run_dir/probe" "$run_dir/hf"
+	cp -r "$TPL/data" "$TPL/deepspeed/ds_z3.json" "$run_dir/"
+	cp "$TOP/tests/cluster/lf/probe/sitecustomize.py" "$run_dir/probe/"
+	"$VENV/bin/python" "$TOP/contrib/lfstack/tiny_model.py" "$run_dir/data/dpo_pairs.json" "$run_dir/tiny" >&2
+	# the distenv command as the image sees it (DPO_DISTENV, one word): a
+	# script that runs the build's distenv on the bound libraries
+	printf '#!/bin/sh\nexec %s "$@"\n' "${DISTENV[*]}" >"$run_dir/distenv"
+	chmod +x "$run_dir/distenv"
+	# one epoch: 4 steps (16 pairs, 4 ranks, batch 1), checkpoint-4
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" dpo.yaml "@$TOP/contrib/lfstack/cpu.yaml" \
+		"model_name_or_path=$run_dir/tiny" "dataset_dir=$run_dir/data" \
+		"deepspeed=$run_dir/ds_z3.json" "output_dir=$run_dir/out" num_train_epochs=1.0
+	test_params "$PWD/dpo.yaml"
+	# shellcheck disable=SC2154 # set by test_params (lf_helpers.bash)
+	template_copy "$TPL/dpo_full_zero3_apptainer.sbatch" ap.sbatch "${template_params[@]}"
+	# Apptainer's own lines reach the step's output: a bind of a path
+	# that does not exist stops it, saying so
+	run srun -N1 apptainer exec --nv --bind "$run_dir/none" "$IMG" true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$(grep -cE "$APPTAINER_SAYS" <<<"$output")" -ge 1 ]
+	# the container settings and the venv (as `source venv/bin/activate`
+	# puts it; Apptainer keeps the image's PATH, so the venv's bin goes
+	# in by APPTAINERENV_PREPEND_PATH) from the environment of sbatch
+	id=$(
+		unset TMPDIR
+		export PATH="$VENV/bin:$PATH" APPTAINERENV_PREPEND_PATH="$VENV/bin" \
+			PYTHONPATH="$run_dir/probe" HF_HOME="$run_dir/hf" \
+			HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
+			DISTENV_TEST_ENV_PROBE=APPTAINER_CONTAINER,MASTER_ADDR,WORLD_SIZE \
+			DPO_IMAGE="$IMG" DPO_DISTENV="$run_dir/distenv" \
+			DPO_BINDS="$VENV,$run_dir,$PWD,${BINDS[3]},${BINDS[5]}"
+		submit ap.sbatch
+	)
+	state=$(wait_job "$id")
+	cat ap.sbatch.out
+	# COMPLETED, or trained to the end and then failed only in torch's
+	# teardown (lf_helpers.bash, tests/README.md)
+	trained "$state" ap.sbatch.out
+	# --nv on nodes without GPUs: Apptainer runs the step and says
+	# nothing, no line of its own (INFO:, WARNING:, ERROR:, FATAL:)
+	[ "$(grep -cE "$APPTAINER_SAYS" ap.sbatch.out)" -eq 0 ]
+	# every trainer process ran in the image (APPTAINER_CONTAINER), two
+	# on each node, with distenv's world and master and its resolved
+	# YAML, which the container found at the host's path: distenv
+	# check-env, the command before it, passed on both nodes
+	[ "$(grep -cxE "probe: rank [0-3] node=n1 APPTAINER_CONTAINER=$IMG" ap.sbatch.out)" -eq 2 ]
+	[ "$(grep -cxE "probe: rank [0-3] node=n2 APPTAINER_CONTAINER=$IMG" ap.sbatch.out)" -eq 2 ]
+	for r in 0 1 2 3; do
+		grep -qE "^probe: rank $r node=n[12] WORLD_SIZE=4$" ap.sbatch.out
+		grep -qE "^probe: rank $r node=n[12] MASTER_ADDR=$CLUSTER_NET\.1$" ap.sbatch.out
+		grep -qE "^probe: rank $r node=n[12] argv=/tmp/distenv-[0-9]+-$id\.[0-9]+-[01]/lf_config.yaml$" ap.sbatch.out
+	done
+	[ "$(grep -c '^distenv: error' ap.sbatch.out)" -eq 0 ]
+	grep -q 'Multi-node training enabled: num nodes: 2, node rank: 0' ap.sbatch.out
+	grep -q 'Multi-node training enabled: num nodes: 2, node rank: 1' ap.sbatch.out
+	grep -q 'Detected DeepSpeed ZeRO-3' ap.sbatch.out
+	# the losses of the 4 steps, the first log(2), all finite
+	run loss_summary "$run_dir/out"
+	echo "$output"
+	[ "$output" = "4 True 0.693" ]
+	for f in trainer_state.json latest model.safetensors rng_state_0.pth rng_state_3.pth \
+		global_step4/zero_pp_rank_3_mp_rank_00_optim_states.pt; do
+		[ -s "$run_dir/out/checkpoint-4/$f" ]
+	done
 	nodes_idle
 }

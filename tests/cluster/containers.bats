@@ -107,3 +107,79 @@ in_container_distenv() {
 	[ "$(grep -cE '^TRAINING /tmp/distenv-[^ ]*/lf_config.yaml$' <<<"$output")" -eq 2 ]
 	nodes_idle
 }
+
+@test "ch-run: template dpo_full_zero3 with dpo_exec=(ch-run ... distenv check-env --): real LLaMA-Factory 0.9.5 DPO on 2x2 inside the image on distenv's values, losses logged, the checkpoint written" {
+	"$TOP/contrib/lfstack/venv.sh" >/dev/null
+	in_container_distenv
+	# Every path the run reads or writes is the same inside: the venv
+	# bound at its own path (image.sh makes the mount point); the model,
+	# data, DeepSpeed config, output_dir, the probe, the submit directory
+	# and the resolved YAML under /tmp, which ch-run binds at the guest's
+	# /tmp when the task has no TMPDIR of its own.
+	run_dir=$BATS_FILE_TMPDIR/dpo
+	[[ $run_dir == /tmp/* ]]
+	[[ $PWD == /tmp/* ]]
+	mkdir -p "$run_dir/probe" "$run_dir/hf"
+	cp -r "$TPL/data" "$TPL/deepspeed/ds_z3.json" "$run_dir/"
+	cp "$TOP/tests/cluster/lf/probe/sitecustomize.py" "$run_dir/probe/"
+	"$VENV/bin/python" "$TOP/contrib/lfstack/tiny_model.py" "$run_dir/data/dpo_pairs.json" "$run_dir/tiny" >&2
+	# one epoch: 4 steps (16 pairs, 4 ranks, batch 1), checkpoint-4
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" dpo.yaml "@$TOP/contrib/lfstack/cpu.yaml" \
+		"model_name_or_path=$run_dir/tiny" "dataset_dir=$run_dir/data" \
+		"deepspeed=$run_dir/ds_z3.json" "output_dir=$run_dir/out" num_train_epochs=1.0
+	test_params "$PWD/dpo.yaml"
+	# shellcheck disable=SC2154 # set by test_params (lf_helpers.bash)
+	template_copy "$TPL/dpo_full_zero3.sbatch" ch.sbatch "${template_params[@]}"
+	# the user's edit templates/README.md ("In a container") describes:
+	# dpo_exec before dpo_job_train, nothing else
+	line=$(printf 'dpo_exec=(ch-run -b %q -b %q -b %q -c %q %q -- /mnt/1/distenv check-env --)' \
+		"$VENV" "$TOP:/mnt/1" "$BATS_FILE_TMPDIR/lib:/mnt/2" "$PWD" "$IMG")
+	awk -v l="$line" '/^dpo_job_train$/ { print l } { print }' ch.sbatch >ch.edited
+	run diff ch.sbatch ch.edited
+	[ "$status" -eq 1 ]
+	[ "$(grep -c '^[<>]' <<<"$output")" -eq 1 ]
+	grep -qxF "> $line" <<<"$output"
+	# the venv as `source venv/bin/activate` puts it; the job inherits it
+	id=$(
+		unset TMPDIR
+		export PATH="$VENV/bin:$PATH" PYTHONPATH="$run_dir/probe" HF_HOME="$run_dir/hf" \
+			HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
+			DISTENV_TEST_ENV_PROBE=CH_RUNNING,MASTER_ADDR,WORLD_SIZE
+		submit ch.edited
+	)
+	state=$(wait_job "$id")
+	cat ch.edited.out
+	# COMPLETED, or trained to the end and then failed only in torch's
+	# teardown (lf_helpers.bash, tests/README.md)
+	trained "$state" ch.edited.out
+	# every trainer process ran in the container (CH_RUNNING: ch-run(1)),
+	# two on each node, with distenv's world and master and its resolved
+	# YAML, which the container found at the host's path: distenv
+	# check-env, the command before it, passed on both nodes
+	[ "$(grep -cE '^probe: rank [0-3] node=n1 CH_RUNNING=Weird Al Yankovic$' ch.edited.out)" -eq 2 ]
+	[ "$(grep -cE '^probe: rank [0-3] node=n2 CH_RUNNING=Weird Al Yankovic$' ch.edited.out)" -eq 2 ]
+	for r in 0 1 2 3; do
+		grep -qE "^probe: rank $r node=n[12] CH_RUNNING=Weird Al Yankovic$" ch.edited.out
+		grep -qE "^probe: rank $r node=n[12] WORLD_SIZE=4$" ch.edited.out
+		grep -qE "^probe: rank $r node=n[12] MASTER_ADDR=$CLUSTER_NET\.1$" ch.edited.out
+		grep -qE "^probe: rank $r node=n[12] argv=/tmp/distenv-[0-9]+-$id\.[0-9]+-[01]/lf_config.yaml$" ch.edited.out
+	done
+	grep -qE "Initializing 2 distributed tasks at: $CLUSTER_NET\.1:[0-9]+" ch.edited.out
+	grep -q 'Multi-node training enabled: num nodes: 2, node rank: 0' ch.edited.out
+	grep -q 'Multi-node training enabled: num nodes: 2, node rank: 1' ch.edited.out
+	grep -q 'Detected DeepSpeed ZeRO-3' ch.edited.out
+	# the losses: the trainer's log line of each of the 4 steps, the first
+	# log(2) (policy = reference), all finite
+	[ "$(grep -oE "\{'loss': '?[0-9]" ch.edited.out | wc -l)" -eq 4 ]
+	run loss_summary "$run_dir/out"
+	echo "$output"
+	[ "$output" = "4 True 0.693" ]
+	# the checkpoint, on the shared disk: the trainer's files from rank 0
+	# and each rank's ZeRO-3 shards
+	for f in trainer_state.json latest model.safetensors rng_state_0.pth rng_state_3.pth \
+		global_step4/zero_pp_rank_0_mp_rank_00_model_states.pt \
+		global_step4/zero_pp_rank_3_mp_rank_00_optim_states.pt; do
+		[ -s "$run_dir/out/checkpoint-4/$f" ]
+	done
+	nodes_idle
+}

@@ -208,9 +208,8 @@ setup() { cluster_test_setup; }
 		echo "$output"
 		[ "$status" -eq 0 ]
 		[ "$(grep -cE "^DIR /tmp/distenv-$(id -u "$who")-[0-9]+\.0-[01] $who lf_config.yaml$" <<<"$output")" -eq 2 ]
-		for d in $(sed -n 's/^DIR \([^ ]*\) .*/\1/p' <<<"$output"); do
-			[ ! -e "$d" ]
-		done
+		# shellcheck disable=SC2046 # one path per line, no spaces
+		gone_within 10 $(sed -n 's/^DIR \([^ ]*\) .*/\1/p' <<<"$output")
 	done
 	# A user who swaps the directory for a symbolic link to a root
 	# file's directory loses nothing but the link's target stays.

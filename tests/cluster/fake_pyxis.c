@@ -13,6 +13,13 @@
  *                                     mount point; any other must exist
  *                                     in the image, which stays as it is)
  *       hook pytorch                  enroot's 50-slurm-pytorch.sh is on
+ *   srun --container-image=DIR [--container-mounts=SRC[:DST],...]
+ *        [--container-workdir=DIR] [--container-env=NAME,...] ...
+ *       pyxis's own option names, for the same "image" and "mount"
+ *       lines (without CONF or beside it), the working directory in
+ *       the container, and the names whose "env" lines are skipped
+ *       (the task's value kept, as pyxis does): distenv reads a step's
+ *       pyxis options by these names (plugin/spank/spank_pyxis.c)
  *
  * In slurm_spank_task_init, as pyxis does there for every task
  * (pyxis_slurmstepd.c):
@@ -45,9 +52,10 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-SPANK_PLUGIN(fake_pyxis, 1);
+SPANK_PLUGIN(pyxis, 1); /* pyxis's name: its options reach the environment under it */
 
-static char conf[4096];
+static char conf[4096], opt_image[1024], opt_mounts[4096], opt_workdir[1024],
+	opt_env[1024];
 
 static int opt_conf(int val, const char *optarg, int remote)
 {
@@ -59,10 +67,33 @@ static int opt_conf(int val, const char *optarg, int remote)
 	return 0;
 }
 
+static int opt_copy(int val, const char *optarg, int remote)
+{
+	char *const to_of[] = { opt_image, opt_mounts, opt_workdir, opt_env };
+	const size_t len_of[] = { sizeof(opt_image), sizeof(opt_mounts),
+				  sizeof(opt_workdir), sizeof(opt_env) };
+	char *to = to_of[val];
+	size_t len = len_of[val];
+
+	(void) remote;
+	if (!optarg || strlen(optarg) >= len)
+		return -1;
+	strcpy(to, optarg);
+	return 0;
+}
+
 struct spank_option spank_options[] = {
 	{ "fake-pyxis", "CONF",
 	  "tests: do what pyxis does to the task, as CONF describes", 1, 0,
 	  opt_conf },
+	{ "container-image", "DIR", "tests: as CONF's image line", 1, 0,
+	  opt_copy },
+	{ "container-mounts", "SRC[:DST],...", "tests: as CONF's mount lines",
+	  1, 1, opt_copy },
+	{ "container-workdir", "DIR", "tests: the working directory inside", 1,
+	  2, opt_copy },
+	{ "container-env", "NAME,...", "tests: keep the task's value", 1, 3,
+	  opt_copy },
 	SPANK_OPTIONS_TABLE_END,
 };
 
@@ -71,7 +102,24 @@ struct image_env {
 	int pytorch, addr, port;
 };
 
-/* NAME=VALUE of an "env" line into the task, over what is there. */
+/* 1 when --container-env names name */
+static int kept(const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = opt_env;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && !strncmp(p, name, n))
+			return 1;
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
+/* NAME=VALUE of an "env" line into the task, over what is there,
+ * unless --container-env keeps the task's value. */
 static int set_env(spank_t sp, char *line, struct image_env *ie)
 {
 	char *eq = strchr(line, '=');
@@ -82,6 +130,8 @@ static int set_env(spank_t sp, char *line, struct image_env *ie)
 	ie->pytorch |= !strcmp(line, "PYTORCH_VERSION");
 	ie->addr |= !strcmp(line, "MASTER_ADDR");
 	ie->port |= !strcmp(line, "MASTER_PORT");
+	if (kept(line))
+		return 0;
 	return spank_setenv(sp, line, eq + 1, 1) == ESPANK_SUCCESS ? 0 : -1;
 }
 
@@ -167,7 +217,7 @@ static int enter(const char *image, char mounts[][2][1024], int n)
 		if (mount(mounts[i][0], path, NULL, MS_BIND | MS_REC, NULL))
 			return -1;
 	}
-	if (chroot(image) || chdir("/"))
+	if (chroot(image) || chdir(opt_workdir[0] ? opt_workdir : "/"))
 		return -1;
 	return 0;
 }
@@ -176,14 +226,35 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	static char mounts[8][2][1024];
 	char line[2048], image[1024] = "";
-	struct image_env ie = { 0, 0, 0 };
+	/* a name --container-env keeps is in the container's environment,
+	 * so enroot's hook leaves it alone */
+	struct image_env ie = { 0, kept("MASTER_ADDR"), kept("MASTER_PORT") };
 	int n = 0, hook = 0, rc = 0;
 	FILE *f;
 
 	(void) ac;
 	(void) av;
-	if (!conf[0])
+	if (opt_image[0]) {
+		char *rest = opt_mounts, *e;
+
+		snprintf(image, sizeof(image), "%s", opt_image);
+		/* SRC[:DST[:FLAGS]], one path for both (pyxis's args.c) */
+		while ((e = strsep(&rest, ",")) && *e && n < 8) {
+			char *src = strsep(&e, ":"), *dst = strsep(&e, ":");
+
+			snprintf(mounts[n][0], sizeof(mounts[n][0]), "%s", src);
+			snprintf(mounts[n][1], sizeof(mounts[n][1]), "%s",
+				 dst ? dst : src);
+			n++;
+		}
+	}
+	if (!conf[0]) {
+		if (image[0] && enter(image, mounts, n)) {
+			slurm_error("fake_pyxis: cannot set the task up: %m");
+			return -1;
+		}
 		return 0;
+	}
 	f = fopen(conf, "r");
 	if (!f) {
 		slurm_error("fake_pyxis: %s: %m", conf);

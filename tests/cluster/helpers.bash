@@ -54,6 +54,9 @@ cluster_start() {
 	"$CLUSTER" start -n "$nodes" --plugstack "$conf" --resv-ports "$@" >/dev/null
 	rc=$?
 	rm -f "$conf"
+	# what the machine had left: a full disk or memory stops every
+	# cluster after it, in every lane
+	[ "$rc" -eq 0 ] || echo "cluster.sh start: exit $rc; free on /: $(df -h --output=avail / | tail -1 | tr -d ' '); memory available: $(awk '/MemAvailable/ { print int($2 / 1024) " MiB" }' /proc/meminfo)" >&2
 	return $rc
 }
 
@@ -194,6 +197,25 @@ timed() {
 	elapsed_ms=$(((t1 - t0) / 1000000))
 	echo "elapsed: ${elapsed_ms} ms, status $status" >&2
 	echo "# $BATS_TEST_NUMBER: step ended in ${elapsed_ms} ms, exit $status" >&3
+}
+
+# gone_within SECONDS PATH...: every PATH is gone within SECONDS. A
+# step's slurm_spank_exit runs in slurmstepd after srun has had its tasks'
+# exit codes and returned, so a check at once races it (the ASan
+# wrappers make that window long enough to lose).
+gone_within() {
+	local limit=$1 deadline p
+	deadline=$((SECONDS + limit))
+	shift
+	for p in "$@"; do
+		while [ -e "$p" ]; do
+			if [ "$SECONDS" -ge "$deadline" ]; then
+				echo "still there after $limit s: $p" >&2
+				return 1
+			fi
+			sleep 0.2
+		done
+	done
 }
 
 # refute CMD...: fails when CMD succeeds (bats ignores a bare `! CMD`

@@ -80,13 +80,15 @@ EOF
 }
 
 # het_fail NODE: NODE cannot resolve the master's name (n1); the others
-# would sleep 60 s. Sets $step_ms, the step's time in milliseconds.
+# would sleep 60 s and then say LIVED_ON. Only a sleep that ran its 60 s
+# says it: the step's kill may reach the sleep a moment before its shell.
+# Sets $step_ms, the step's time in milliseconds.
 het_fail() {
 	local hosts=/etc/netns/$CLUSTER_NS${1#n}/hosts saved
 	saved=$(cat "$hosts")
 	# Rewrite in place: ip netns exec bind-mounted this very file.
 	grep -v 'n1$' <<<"$saved" >"$hosts"
-	salloc_het 't0=$(date +%s%N); srun --het-group=0,1 --distenv bash -c "echo start \$(hostname); sleep 60; echo LIVED_ON \$(hostname)"; echo "STEP_MS $((($(date +%s%N) - t0) / 1000000))"'
+	salloc_het 't0=$(date +%s%N); srun --het-group=0,1 --distenv bash -c "echo start \$(hostname); sleep 60 && echo LIVED_ON \$(hostname)"; echo "STEP_MS $((($(date +%s%N) - t0) / 1000000))"'
 	printf '%s\n' "$saved" >"$hosts"
 	step_ms=$(grep -oE '^STEP_MS [0-9]+' <<<"$output" | cut -d' ' -f2)
 	echo "# $BATS_TEST_NUMBER: $1 failed, the step ended in ${step_ms} ms" >&3

@@ -1,6 +1,7 @@
 # Helpers of the cluster tests that run the DPO job templates
 # (templates.bats: the stand-in launcher of LLaMA-Factory 0.9.1-0.9.2;
-# llamafactory.bats: the real LLaMA-Factory 0.9.5). Loaded after helpers.
+# llamafactory.bats: the real LLaMA-Factory 0.9.5; containers.bats: the
+# real one in a Charliecloud image). Loaded after helpers.
 
 # shellcheck disable=SC2034 # used by the .bats files that load this
 TPL="$TOP/templates"
@@ -8,6 +9,9 @@ TPL="$TOP/templates"
 # directory sbatch runs in; the tests submit from their own.
 export DPO_JOB_SCRIPT="$TPL/dpo_job.bash"
 LOCAL="$DISTENV_CLUSTER_DIR/node-local"
+# the pinned LLaMA-Factory venv (contrib/lfstack/venv.sh; in the release
+# chroots, bound in at its own path by tests/releases.sh)
+VENV=$("$TOP/contrib/lfstack/venv.sh" --path)
 
 # lf_yaml SRC OUT [@FILE | KEY=VALUE]...: the YAML SRC with those keys
 # set, written to OUT (contrib/lfstack/overlay.py)
@@ -53,6 +57,68 @@ test_params() {
 	)
 }
 
+# loss_summary DIR: of the losses in DIR/trainer_log.jsonl, the count,
+# whether all are finite, and the first, to 3 places ("4 True 0.693")
+loss_summary() {
+	/usr/bin/python3 -c '
+import json, math, sys
+l = [r["loss"] for r in map(json.loads, open(sys.argv[1])) if "loss" in r]
+print(len(l), all(math.isfinite(x) for x in l), round(l[0], 3))' "$1/trainer_log.jsonl"
+}
+
+# trained STATE OUT: the job's training ran to its end: the job COMPLETED,
+# or FAILED only in torch's teardown after the last step, with
+# Transformers' train metrics printed and no Python error before them:
+# a trainer process aborted in Gloo's teardown ("terminate called without
+# an active exception", exit code -6; a joinable thread of Gloo's at
+# exit), or, in elastic mode, a torchrun agent lost the c10d rendezvous
+# store of the agent that hosts it, which had already exited
+# (RendezvousConnectionError). See tests/README.md. Either case is said
+# on fd 3, so it shows in the TAP. The abort is looked for in the whole
+# output: the job's output file interleaves the nodes, and a rank on
+# another node can abort in its teardown before rank 0 has printed the
+# metrics.
+trained() {
+	local state=$1 out=$2 how
+	if [ "$state" = COMPLETED ]; then
+		return 0
+	fi
+	if [ "$state" = FAILED ] && how=$(awk '/\*\*\*\*\* train metrics \*\*\*\*\*/ && !m { m = NR }
+		!m && /^[A-Za-z_.]*(Error|Exception)(: |$)/ { early = 1 }
+		/terminate called without an active exception/ { abort = 1 }
+		/failed \(exitcode: -6\)|Signal 6 \(SIGABRT\)/ { sig = 1 }
+		m && /RendezvousConnectionError/ { rdzv = 1 }
+		END {
+			if (!m || early)
+				exit 1
+			if (abort && sig)
+				print "a trainer aborted in Gloo'"'"'s teardown (exit -6)"
+			else if (rdzv)
+				print "a torchrun agent lost the rendezvous store at exit (RendezvousConnectionError)"
+			else
+				exit 1
+		}' "$out"); then
+		echo "# $out: trained to the end, then $how" >&3
+		return 0
+	fi
+	untrained "$state" "$out"
+	return 1
+}
+
+# untrained STATE OUT: why the job did not train, on fd 3, so that it
+# shows just above the failed test's line even where only the start of
+# the test's output is kept: the state, whether the train metrics were
+# printed, the first lines of an abort, and the last lines that name an
+# error, a signal or an exit
+untrained() {
+	local state=$1 out=$2
+	echo "# $out: job $state; train metrics printed: $(grep -c '\*\*\*\*\* train metrics' "$out")" >&3
+	# an abort's own words may come long before the tail below
+	grep -nE 'terminate called|what\(\):|Fatal Python error' "$out" |
+		head -n 4 | cut -c1-300 | sed 's/^/#   /' >&3
+	grep -nE 'Error|Exception|terminate called|exitcode|[Ss]ignal|Killed|CANCELLED|srun: error|slurmstepd|error: ' "$out" |
+		tail -n 12 | cut -c1-300 | sed 's/^/#   /' >&3
+}
 
 # submit SCRIPT [SBATCH-ARGS...]: job id on stdout; output in SCRIPT.out
 submit() {

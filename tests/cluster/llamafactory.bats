@@ -20,52 +20,13 @@
 
 load helpers
 load lf_helpers
+load lf_real
 
-VENV=${DISTENV_VENV:-/var/cache/distenv/venv}
-PROBE="$TOP/tests/cluster/lf/probe"
-CPU_KNOBS="$TOP/contrib/lfstack/cpu.yaml"
 MASTER="$CLUSTER_NET.1"
 
-setup_file() {
-	"$TOP/contrib/lfstack/venv.sh" >/dev/null
-	"$VENV/bin/python" "$TOP/contrib/lfstack/tiny_model.py" "$TPL/data/dpo_pairs.json" \
-		"$BATS_FILE_TMPDIR/tiny" >&2
-	cluster_file_setup 2 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"
-	# the templates look for their data check at templates/ under the
-	# submit directory, as in a checkout of this repository
-	mkdir -p "$BATS_FILE_TMPDIR/templates"
-	ln -sf "$TOP/templates/check_data_lengths.py" "$TOP/templates/check_data_units.py" \
-		"$BATS_FILE_TMPDIR/templates/"
-}
-
+setup_file() { lf_real_file_setup 2; }
 teardown_file() { cluster_file_teardown; }
-
-setup() {
-	cluster_test_setup
-	TINY=$BATS_FILE_TMPDIR/tiny
-	# The venv as a user's `source venv/bin/activate` would put it; the
-	# job inherits this environment (sbatch --export=ALL). No hub.
-	export PATH="$VENV/bin:$PATH" TMPDIR="$LOCAL" PYTHONPATH="$PROBE" \
-		HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-}
-
-# real_yaml TEMPLATE_YAML OUT KEY=VALUE...: the template's YAML with the
-# test's settings and the CPU knobs
-real_yaml() {
-	local src=$1 out=$2
-	shift 2
-	test_yaml "$src" "$out" "@$CPU_KNOBS" "$@"
-}
-
-# real_template TEMPLATE OUT YAML [LINE...]: a copy of the template whose
-# parameter block runs YAML on 2 CPU nodes (test_params)
-real_template() {
-	local tpl=$1 out=$2 yaml=$3
-	shift 3
-	test_params "$yaml" "$@"
-	# shellcheck disable=SC2154 # set by test_params (lf_helpers.bash)
-	template_copy "$TPL/$tpl" "$out" "${template_params[@]}"
-}
+setup() { lf_real_setup; }
 
 # trainer_log NODE DIR: "step loss" per logged step of LLaMA-Factory's
 # trainer_log.jsonl in DIR on NODE
@@ -76,53 +37,6 @@ for line in open(sys.argv[1] + "/trainer_log.jsonl"):
     r = json.loads(line)
     if "loss" in r:
         print(r["current_steps"], r["loss"])' "$2"
-}
-
-# trained STATE OUT: the job's training ran to its end: the job COMPLETED,
-# or FAILED only in torch's teardown after the last step, with
-# Transformers' train metrics printed and no Python error before them:
-# a trainer process aborted in Gloo's teardown ("terminate called without
-# an active exception", exit code -6; a joinable thread of Gloo's at
-# exit), or, in elastic mode, a torchrun agent lost the c10d rendezvous
-# store of the agent that hosts it, which had already exited
-# (RendezvousConnectionError). See tests/README.md. Either case is said
-# on fd 3, so it shows in the TAP.
-trained() {
-	local state=$1 out=$2 how
-	if [ "$state" = COMPLETED ]; then
-		return 0
-	fi
-	if [ "$state" = FAILED ] && how=$(awk '/\*\*\*\*\* train metrics \*\*\*\*\*/ && !m { m = NR }
-		!m && /^[A-Za-z_.]*(Error|Exception)(: |$)/ { early = 1 }
-		m && /terminate called without an active exception/ { abort = 1 }
-		m && /failed \(exitcode: -6\)/ { sig = 1 }
-		m && /RendezvousConnectionError/ { rdzv = 1 }
-		END {
-			if (!m || early)
-				exit 1
-			if (abort && sig)
-				print "a trainer aborted in Gloo'"'"'s teardown (exit -6)"
-			else if (rdzv)
-				print "a torchrun agent lost the rendezvous store at exit (RendezvousConnectionError)"
-			else
-				exit 1
-		}' "$out"); then
-		echo "# $out: trained to the end, then $how" >&3
-		return 0
-	fi
-	untrained "$state" "$out"
-	return 1
-}
-
-# untrained STATE OUT: why the job did not train, on fd 3, so that it
-# shows just above the failed test's line even where only the start of
-# the test's output is kept: the state, whether the train metrics were
-# printed, and the last lines that name an error, a signal or an exit
-untrained() {
-	local state=$1 out=$2
-	echo "# $out: job $state; train metrics printed: $(grep -c '\*\*\*\*\* train metrics' "$out")" >&3
-	grep -nE 'Error|Exception|terminate called|exitcode|[Ss]ignal|Killed|CANCELLED|srun: error|slurmstepd|error: ' "$out" |
-		tail -n 12 | cut -c1-300 | sed 's/^/#   /' >&3
 }
 
 # falls FILE [MARGIN]: every loss finite, the first log 2 (policy =
@@ -488,8 +402,7 @@ EOF
 	done
 	# the step's copies went with it (spank_exit.c); a step with the same
 	# TMPDIR shows the copy's header
-	[ ! -e "/tmp/distenv-0-$id.1-0" ]
-	[ ! -e "/tmp/distenv-0-$id.1-1" ]
+	gone_within 10 "/tmp/distenv-0-$id.1-0" "/tmp/distenv-0-$id.1-1"
 	# shellcheck disable=SC2016 # expanded by the task
 	TMPDIR="$LOCAL/tmp dir" srun -N1 -w n1 --distenv --distenv-nproc=2 --distenv-lf-config="$BATS_FILE_TMPDIR/lora.yaml" \
 		bash -c 'cat "$DISTENV_LF_CONFIG"' >resolved.yaml

@@ -166,3 +166,83 @@ pyxis_conf() {
 	# removed at the step's end, from the new place too
 	[ -z "$(ls -A "$dir")" ]
 }
+
+@test "pyxis's own options, read by distenv: the YAML's container paths are checked at their host paths through --container-mounts, the resolved YAML goes to the first writable mount and is read inside under its container path; a path under no mount is named, not reported missing" {
+	printf 'required %s\nrequired %s\n' "$PLUGIN" "$FAKE" >"$PLUGSTACK"
+	host=$BATS_FILE_TMPDIR/hostrun
+	mkdir -p "$host/out"
+	mounts="$host:/mnt/3,$TOP/tests/cluster:/mnt/0:ro,$TOP:/mnt/1:ro,$BATS_FILE_TMPDIR/lib:/mnt/2"
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" dpo.yaml output_dir=/mnt/3/out \
+		model_name_or_path=/mnt/0/lf/tiny_model deepspeed=/mnt/1/templates/deepspeed/ds_z3.json
+	# shellcheck disable=SC2016 # expanded in the container
+	look='ds=$(sed -n "s/^deepspeed: \"\([^\"]*\)\".*/\1/p" "$DISTENV_LF_CONFIG" 2>/dev/null); if test -r "$DISTENV_LF_CONFIG" && test -r "$ds"; then echo "FOUND $DISTENV_LF_CONFIG $ds"; else echo "MISSING $DISTENV_LF_CONFIG"; fi'
+	run env -u TMPDIR srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml --distenv-offload=cpu \
+		--distenv-save-on-each-node=auto --distenv-show --container-image="$IMG" --container-mounts="$mounts" /bin/sh -c "$look"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE '^FOUND /mnt/3/distenv-[0-9]+-[0-9]+\.0-([01])/lf_config.yaml /mnt/3/distenv-[0-9]+-[0-9]+\.0-\1/ds_config.json$' <<<"$output")" -eq 2 ]
+	[ "$(grep -cE "^distenv: n[12]: resolved copies in /mnt/3/distenv-[^ ]* \(host path $host/distenv-[^ ]*\), under the directory of the first writable --container-mounts directory" <<<"$output")" -eq 2 ]
+	[ "$(grep -c 'not checked on this node' <<<"$output")" -eq 0 ]
+	[ "$(grep -c 'fresh /tmp' <<<"$output")" -eq 0 ]
+	# no --container-env: the show names what the image may replace
+	[ "$(grep -cF "note: this pyxis step's --container-env does not keep MASTER_ADDR,MASTER_PORT,NNODES,NODE_RANK,NPROC_PER_NODE" <<<"$output")" -eq 2 ]
+	nodes_idle
+	# removed at the step's end from the mounted directory
+	[ "$(ls -A "$host")" = out ]
+	# output_dir under no mount: named, and the step runs
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" dpo.yaml output_dir=/mnt/4/out \
+		model_name_or_path=/mnt/0/lf/tiny_model deepspeed=/mnt/1/templates/deepspeed/ds_z3.json
+	run env -u TMPDIR srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml --distenv-offload=cpu \
+		--container-image="$IMG" --container-mounts="$mounts" /bin/sh -c "$look"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cF 'output_dir: /mnt/4/out is a path in the pyxis container under no entry of --container-mounts, so it was not checked on this node' <<<"$output")" -eq 2 ]
+	[ "$(grep -c '^FOUND /mnt/3/' <<<"$output")" -eq 2 ]
+	nodes_idle
+	# strict: an error before the launch, on every node
+	run env -u TMPDIR timeout 60 srun -N2 --distenv --distenv-nproc=2 --distenv-lf-config=dpo.yaml \
+		--distenv-offload=cpu --distenv-save-on-each-node=no --distenv-check=strict \
+		--container-image="$IMG" --container-mounts="$mounts" echo TRAINING
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[ "$(grep -c '^TRAINING' <<<"$output")" -eq 0 ]
+	grep -qE '^distenv: error: n[12]: output_dir: /mnt/4/out is a path in the pyxis container under no entry of --container-mounts' <<<"$output"
+	nodes_idle
+}
+
+@test "template dpo_full_zero3_pyxis through the stand-in: the job's host steps, then the training step in the image, with distenv's values and the resolved YAML in the first mount" {
+	printf 'required %s\nrequired %s\n' "$PLUGIN" "$FAKE" >"$PLUGSTACK"
+	# the run's directory, under /tmp so that the stand-in makes its
+	# mount point in the fresh tmpfs, as enroot's x-create does
+	run_dir=$BATS_FILE_TMPDIR/tpl
+	mkdir -p "$run_dir/out" "$run_dir/bin"
+	# a llamafactory-cli that says where it runs and what it reads
+	cat >"$run_dir/bin/llamafactory-cli" <<-'CLI'
+		#!/bin/sh
+		echo "LFCLI image=$(cat /etc/debian_version) addr=$MASTER_ADDR nnodes=$NNODES config=$2"
+		if test -r "$2"; then echo "LFCLI read $(grep -c '^save_on_each_node: ' "$2")"; fi
+	CLI
+	chmod +x "$run_dir/bin/llamafactory-cli"
+	# the template's rule: every path the same inside and out
+	cp -r "$TINY" "$TPL/deepspeed/ds_z3.json" "$run_dir/"
+	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" dpo.yaml "output_dir=$run_dir/out" \
+		"model_name_or_path=$run_dir/tiny_model" "deepspeed=$run_dir/ds_z3.json"
+	test_params "$PWD/dpo.yaml"
+	template_copy "$TPL/dpo_full_zero3_pyxis.sbatch" pyxis.sbatch "${template_params[@]}"
+	# the container settings from the environment of sbatch
+	id=$(PATH="$run_dir/bin:$PATH" DPO_DATA_CHECK=off DPO_IMAGE="$IMG" \
+		DPO_MOUNTS="$run_dir,$PWD" submit pyxis.sbatch)
+	state=$(wait_job "$id")
+	cat pyxis.sbatch.out
+	[ "$state" = COMPLETED ]
+	# the storage marks on the host, then the step in the image
+	grep -qE "^distenv: n[12]: storage mark of job $id start 0 written in $run_dir/out/" pyxis.sbatch.out
+	[ "$(grep -cE "^LFCLI image=12\.[0-9]+ addr=$CLUSTER_NET\.1 nnodes=2 config=$run_dir/distenv-[0-9]+-$id\.[0-9]+-[01]/lf_config.yaml$" pyxis.sbatch.out)" -eq 2 ]
+	[ "$(grep -cx 'LFCLI read 1' pyxis.sbatch.out)" -eq 2 ]
+	[ "$(grep -c 'not checked on this node' pyxis.sbatch.out)" -eq 0 ]
+	# the template's --container-env keeps every one of them
+	[ "$(grep -c 'does not keep' pyxis.sbatch.out)" -eq 0 ]
+	# the copies removed at the step's end
+	[ "$(ls -A "$run_dir")" = "$(printf 'bin\nds_z3.json\nout\ntiny_model')" ]
+}

@@ -22,12 +22,17 @@ teardown_file() { cluster_file_teardown; }
 
 setup() { cluster_test_setup; }
 
-# The rules a test added, removed whatever the test's outcome.
+# The rules a test added, removed whatever the test's outcome; n2's MTU
+# and ephemeral range set back to n1's (which no test changes).
 teardown() {
-	local i
+	local i mtu range
 	for i in 1 2; do
 		ip netns exec "$CLUSTER_NS$i" nft delete table inet "$TABLE" 2>/dev/null || true
 	done
+	mtu=$(ip -n "${CLUSTER_NS}1" -o link show dev eth0 | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
+	ip -n "${CLUSTER_NS}2" link set dev eth0 mtu "${mtu:-1500}" || true
+	range=$(ip netns exec "${CLUSTER_NS}1" cat /proc/sys/net/ipv4/ip_local_port_range)
+	ip netns exec "${CLUSTER_NS}2" sysctl -q -w net.ipv4.ip_local_port_range="$range" || true
 }
 
 # drop_on NODE DPORTS: in node n<NODE>'s namespace, drop new TCP
@@ -176,4 +181,42 @@ late_plugstack() {
 	[ "$status" -eq 0 ]
 	[ "$elapsed_ms" -ge 1000 ]
 	[[ "$output" == *"distenv: rehearsal: all 2 nodes checked in with n1"* ]]
+}
+
+# Facts compared across nodes (distenv_rehearsal_facts.h): n2's socket
+# interface at 1400 bytes, n1's at its default.
+@test "n2's interface has another MTU, strict: the step ends before launch, naming both nodes and both MTUs" {
+	ip -n "${CLUSTER_NS}2" link set dev eth0 mtu 1400
+	timed timeout 60 srun -N2 --distenv --distenv-check=strict bash -c 'echo "ran on $SLURMD_NODENAME"'
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[ "$elapsed_ms" -lt 15000 ]
+	[[ "$output" == *"distenv: error: n1: network rehearsal: n2's socket interface eth0 has MTU 1400, the master n1's eth0 has MTU 1500"* ]]
+	[[ "$output" == *"distenv: error: n2: network rehearsal: n2's socket interface eth0 has MTU 1400, the master n1's eth0 has MTU 1500"* ]]
+	[[ "$output" == *"ip link set dev IF mtu N"* ]]
+	refute grep -q 'ran on' <<<"$output"
+	nodes_idle
+}
+
+@test "n2's interface has another MTU, warn (the default): both nodes warn and the step runs" {
+	ip -n "${CLUSTER_NS}2" link set dev eth0 mtu 1400
+	timed timeout 60 srun -N2 --distenv bash -c 'echo "ran on $SLURMD_NODENAME"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"distenv: warning: n1: network rehearsal: n2's socket interface eth0 has MTU 1400, the master n1's eth0 has MTU 1500"* ]]
+	[[ "$output" == *"distenv: warning: n2: network rehearsal: n2's socket interface eth0 has MTU 1400"* ]]
+	[[ "$output" == *"ran on n1"* ]]
+	[[ "$output" == *"ran on n2"* ]]
+}
+
+@test "n2's ip_local_port_range differs from n1's, warn: both ranges are named and the step runs" {
+	range1=$(ephemeral_of 1)
+	ip netns exec "${CLUSTER_NS}2" sysctl -q -w net.ipv4.ip_local_port_range="40000 50000"
+	timed timeout 60 env DISTENV_REHEARSAL_TIMEOUT=2 srun -N2 --distenv bash -c 'echo "ran on $SLURMD_NODENAME"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"distenv: warning: n1: network rehearsal: n2's ephemeral port range (ip_local_port_range) is 40000-50000, the master n1's $range1"* ]]
+	[[ "$output" == *"net.ipv4.ip_local_port_range the same on every node"* ]]
+	[[ "$output" == *"ran on n2"* ]]
 }

@@ -2,27 +2,22 @@
 # A requeued job on other nodes: Slurm schedules a requeued start like a
 # new job, so with node-local disks (cluster.sh --node-local) its
 # allocation may lack the checkpoints the run saved. The DPO template
-# (the real template, the CPU DPO trainer of templates.bats, 2 processes
-# per node) never starts over silently then: it stops before training,
-# naming the nodes that hold a checkpoint and those that do not.
+# (the real template, the real LLaMA-Factory 0.9.5 of lf_real.bash,
+# ZeRO-3 on 2 processes per node) never starts over silently then: it
+# stops before training, naming the nodes that hold a checkpoint and
+# those that do not.
 # A 4-node cluster; the first start runs on n1 and n2, the requeued one
 # on n1 and n3 (n2 drained: a partly overlapping allocation) or on n3 and
-# n4 (disjoint). The requeue: USR1 as in requeue.bats.
+# n4 (disjoint). The requeue: USR1 as in llamafactory.bats, once the
+# trainers have saved checkpoint-4 (the probe's pause).
 
 load helpers
 load lf_helpers
+load lf_real
 
-LFBIN="$TOP/tests/cluster/lf/bin"
-# shellcheck disable=SC2034 # read by test_yaml (lf_helpers.bash)
-TINY="$TOP/tests/cluster/lf/tiny_model"
-
-setup_file() { cluster_file_setup 4 "" --node-local "$DISTENV_CLUSTER_DIR/node-local"; }
+setup_file() { lf_real_file_setup 4; }
 teardown_file() { cluster_file_teardown; }
-
-setup() {
-	cluster_test_setup
-	export PATH="$LFBIN:$PATH" TMPDIR="$LOCAL"
-}
+setup() { lf_real_setup; }
 
 # back in service whatever a test drained, also when it failed
 teardown() {
@@ -34,16 +29,15 @@ teardown() {
 # the requeued start then allowed on NODES only. Prints the job id.
 first_start_then_requeue() {
 	local name=$1 nodes=$2 id
-	test_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" "$name.yaml" "output_dir=$LOCAL/$name" >&2
-	template_copy "$TPL/dpo_full_zero3.sbatch" "$name.sbatch" "#SBATCH --job-name=dpo-$name" \
-		"#SBATCH --nodes=2" "#SBATCH --time=10" "#SBATCH --distenv-nproc=2" \
-		"#SBATCH --distenv-lf-config=$BATS_FILE_TMPDIR/$name.yaml" \
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" "$name.yaml" "output_dir=$LOCAL/$name" >&2
+	real_template dpo_full_zero3.sbatch "$name.sbatch" "$BATS_FILE_TMPDIR/$name.yaml" \
 		"#SBATCH --signal=B:USR1@60" "#SBATCH --open-mode=append" >&2
-	id=$(DPO_TEST_PAUSE_AFTER=4 DPO_SAVE_GRACE=1 \
-		sbatch --parsable -w n1,n2 -o "$name.out" -e "$name.out" "$name.sbatch")
-	wait_line "$name.out" 'paused after checkpoint-4' "$id" >&2
+	# every trainer process says it started (the probe's argv line)
+	id=$(DISTENV_TEST_PAUSE_AFTER=4 DISTENV_TEST_ENV_PROBE=WORLD_SIZE DPO_SAVE_GRACE=1 \
+		submit "$name.sbatch" -w n1,n2)
+	wait_line "$name.sbatch.out" 'paused after checkpoint-4' "$id" >&2
 	scancel --batch --signal=USR1 "$id"
-	wait_line "$name.out" "dpo: requeueing job $id" "$id" >&2
+	wait_line "$name.sbatch.out" "dpo: requeueing job $id" "$id" >&2
 	wait_state "$id" PENDING
 	# n2 drained while the job waits in the queue, as a failed node is
 	scontrol update NodeName=n2 State=DRAIN Reason=distenv-test
@@ -56,28 +50,28 @@ first_start_then_requeue() {
 @test "requeued onto a partly different allocation (n2 drained, n1 and n3): the job stops before training, naming n3 without a checkpoint and n1 with one" {
 	local id
 	id=$(first_start_then_requeue ov n1,n3)
-	cat ov.out
+	cat ov.sbatch.out
 	[ "$(job_field "$id" JobState)" = FAILED ]
 	[ "$(job_field "$id" Restarts)" = 1 ]
-	grep -q '^dpo: start 2 (restart 1 of at most 5)' ov.out
-	grep -qxF "dpo: nodes' newest complete checkpoints: n1 $LOCAL/ov/checkpoint-4,n3 none" ov.out
-	grep -qF "dpo: restart 1: n3 of this allocation hold no complete checkpoint in output_dir, n1 do: training would start over from step 0 on a partial copy. Not training." ov.out
-	grep -qF 'DPO_FRESH_START=1 starts over knowingly' ov.out
+	grep -q '^dpo: start 2 (restart 1 of at most 5)' ov.sbatch.out
+	grep -qxF "dpo: nodes' newest complete checkpoints: n1 $LOCAL/ov/checkpoint-4,n3 none" ov.sbatch.out
+	grep -qF "dpo: restart 1: n3 of this allocation hold no complete checkpoint in output_dir, n1 do: training would start over from step 0 on a partial copy. Not training." ov.sbatch.out
+	grep -qF 'DPO_FRESH_START=1 starts over knowingly' ov.sbatch.out
 	# the restart trained nothing: the first start's 4 ranks, no more
-	[ "$(grep -c 'fresh start, step 0' ov.out)" -eq 4 ]
-	refute grep -q 'resumed from' ov.out
-	refute grep -q '^dpo: resume: ' ov.out
+	[ "$(grep -cE '^probe: rank [0-3] node=n[12] argv=' ov.sbatch.out)" -eq 4 ]
+	refute grep -q 'Resuming training from checkpoint' ov.sbatch.out
+	refute grep -q '^dpo: resume: ' ov.sbatch.out
 }
 
 @test "requeued onto a disjoint allocation (n3 and n4): no node holds a checkpoint; the job stops before training and says so" {
 	local id
 	id=$(first_start_then_requeue dj n3,n4)
-	cat dj.out
+	cat dj.sbatch.out
 	[ "$(job_field "$id" JobState)" = FAILED ]
 	[ "$(job_field "$id" Restarts)" = 1 ]
-	grep -qxF "dpo: nodes' newest complete checkpoints: n3 none,n4 none" dj.out
-	grep -qF "dpo: restart 1: no node of this allocation (n[3-4]) holds a complete checkpoint in output_dir: training would start over from step 0. Not training." dj.out
-	[ "$(grep -c 'fresh start, step 0' dj.out)" -eq 4 ]
+	grep -qxF "dpo: nodes' newest complete checkpoints: n3 none,n4 none" dj.sbatch.out
+	grep -qF "dpo: restart 1: no node of this allocation (n[3-4]) holds a complete checkpoint in output_dir: training would start over from step 0. Not training." dj.sbatch.out
+	[ "$(grep -cE '^probe: rank [0-3] node=n[12] argv=' dj.sbatch.out)" -eq 4 ]
 	# the run's checkpoint is still where it was saved
 	run srun -w n1 -N1 ls "$LOCAL/dj"
 	[[ "$output" == *checkpoint-4* ]]

@@ -55,11 +55,16 @@ losses() {
 
 @test "templates: under 70 lines each, strict shell, shellcheck clean, one parameter block, distenv options, the shared job script sourced once; it holds srun --kill-on-bad-exit=1 ... llamafactory-cli train \"\$DISTENV_LF_CONFIG\", no nohup or hand-set rank" {
 	local t job=$TPL/dpo_job.bash
-	for t in dpo_full_zero3 dpo_full_zero3_offload dpo_lora_zero3; do
+	for t in dpo_full_zero3 dpo_full_zero3_offload dpo_lora_zero3 \
+		dpo_full_zero3_pyxis dpo_full_zero3_apptainer; do
 		t=$TPL/$t.sbatch
 		shellcheck -x -P "$TOP" "$t"
 		[ "$(wc -l <"$t")" -lt 70 ]
 		grep -qx 'set -euo pipefail' "$t"
+		# sbatch reads no #SBATCH line after the first command
+		first=$(grep -nvE '^[[:space:]]*(#|$)' "$t" | head -n 1 | cut -d: -f1)
+		last=$(grep -n '^#SBATCH' "$t" | tail -n 1 | cut -d: -f1)
+		[ "$last" -lt "$first" ]
 		[ "$(grep -c '^# ---- parameters' "$t")" -eq 1 ]
 		[ "$(grep -c '^# ---- end of parameters' "$t")" -eq 1 ]
 		grep -qE '^#SBATCH --ntasks-per-node=1 --distenv( |$)' "$t"
@@ -82,12 +87,45 @@ losses() {
 	# expanded in the task), and one step before it that marks output_dir's
 	# storage; the restart's choice is the third srun
 	shellcheck "$job"
-	# shellcheck disable=SC2016 # the literal line of the script
-	[ "$(grep -cxF "		srun --kill-on-bad-exit=1 bash -c 'exec llamafactory-cli train \"\$DISTENV_LF_CONFIG\"'" "$job")" -eq 1 ]
+	# shellcheck disable=SC2016 # the literal lines of the script
+	[ "$(grep -cxF '		srun --kill-on-bad-exit=1 ${opts[@]+"${opts[@]}"} ${run[@]+"${run[@]}"} \' "$job")" -eq 1 ]
+	# shellcheck disable=SC2016 # the literal lines of the script
+	[ "$(grep -cxF "			bash -c 'exec llamafactory-cli train \"\$DISTENV_LF_CONFIG\"'" "$job")" -eq 1 ]
 	grep -qxF '	srun --ntasks-per-node=1 --distenv-mark-storage true' "$job"
 	[ "$(grep -cE '^[[:space:]]*srun|\$\(srun' "$job")" -eq 3 ]
 	grep -v '^[[:space:]]*#' "$job" >commands
 	refute grep -qE 'nohup|(MASTER_ADDR|MASTER_PORT|NODE_RANK|RANK|NNODES|NPROC_PER_NODE)=' commands
+}
+
+@test "container templates: the job of dpo_full_zero3 (the same #SBATCH lines), only the training step in the container; pyxis: image, mounts, the working directory and --container-env keeping distenv's values; Apptainer: binds, no --cleanenv, check-env first" {
+	local full=$TPL/dpo_full_zero3.sbatch t
+	for t in pyxis apptainer; do
+		t=$TPL/dpo_full_zero3_$t.sbatch
+		grep '^#SBATCH' "$full" | grep -v -- --job-name >want
+		grep '^#SBATCH' "$t" | grep -v -- --job-name | diff want -
+		grep -v '^[[:space:]]*#' "$t" >commands
+		# a container array for dpo_job_train, and no step of its own
+		grep -qE '^dpo_(srun_opts|exec)=\(' commands
+		refute grep -qE '(^|[[:space:]])(srun|sbatch)[[:space:]]' commands
+	done
+	t=$TPL/dpo_full_zero3_pyxis.sbatch
+	# shellcheck disable=SC2016 # the literal words of the template
+	grep -qF -- '--container-image="$DPO_IMAGE" --container-mounts="$DPO_MOUNTS"' "$t"
+	# shellcheck disable=SC2016 # the literal words of the template
+	grep -qF -- '--container-workdir="$PWD" --container-env="$dpo_env")' "$t"
+	# the names enroot's PyTorch hook writes, and those distenv derives
+	env=$(bash -c "$(grep '^dpo_env' "$t"); echo \"\$dpo_env\"")
+	for name in MASTER_ADDR MASTER_PORT NNODES NODE_RANK NPROC_PER_NODE NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME DISTENV_LF_CONFIG; do
+		grep -qE "(^|,)$name(,|$)" <<<"$env"
+	done
+	refute grep -qE '(^|,)(RANK|LOCAL_RANK|WORLD_SIZE)(,|$)' <<<"$env"
+	t=$TPL/dpo_full_zero3_apptainer.sbatch
+	# shellcheck disable=SC2016 # the literal words of the template
+	grep -qF 'dpo_exec=(apptainer exec --nv --bind "$DPO_BINDS" --pwd "$PWD" "$DPO_IMAGE"' "$t"
+	# shellcheck disable=SC2016 # the literal words of the template
+	grep -qxF '	"$DPO_DISTENV" check-env --)' "$t"
+	grep -v '^[[:space:]]*#' "$t" >commands
+	refute grep -qE -- '--cleanenv|--containall|--contain |(^|[[:space:]])-[ceC]([[:space:]]|$)' commands
 }
 
 @test "template YAMLs and DeepSpeed files: DPO keys, ZeRO-3, offload only in the offload config, the sample dataset registered" {
@@ -285,8 +323,10 @@ EOF
 	test_params "$BATS_FILE_TMPDIR/lora.yaml"
 	template_copy "$TPL/dpo_lora_zero3.sbatch" lora.sbatch "${template_params[@]}"
 	# A terminal's session: sbatch, then the shell waits as a user would.
+	# Its SIGHUP at the default action, as in a terminal, even where this
+	# run ignores it (under nohup every child inherits the ignoring).
 	# shellcheck disable=SC2016 # expanded by that shell
-	setsid bash -c 'sbatch --parsable -o lora.sbatch.out -e lora.sbatch.out lora.sbatch >lora.id; sleep 300' \
+	env --default-signal=HUP setsid bash -c 'sbatch --parsable -o lora.sbatch.out -e lora.sbatch.out lora.sbatch >lora.id; sleep 300' \
 		</dev/null >/dev/null 2>&1 3>&- &
 	sid=$!
 	for _ in $(seq 1 40); do

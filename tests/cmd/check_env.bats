@@ -66,3 +66,15 @@ print("%08x" % h)' "$1"
 	[ "$status" -eq 127 ]
 	[ "$output" = "distenv: error: /nonexistent/cmd: cannot run it: No such file or directory" ]
 }
+
+@test "check-env: an OMP_NUM_THREADS replaced (enroot's PyTorch hook sets 1) is a warning, not a failure, and COMMAND runs" {
+	local set="$SET OMP_NUM_THREADS:$(fnv1a 12)"
+	run --separate-stderr env -i "DISTENV_SET=${set#DISTENV_SET=}" NNODES=2 MASTER_PORT=21007 OMP_NUM_THREADS=1 "$DISTENV" check-env -- echo ran
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
+	[ "$stderr" = "distenv: warning: OMP_NUM_THREADS: is \"1\" here, not the value distenv set for this step: replaced after distenv set it, by the container runtime or the image (a slower run, not a hang). Remove it from the image's environment (its ENV, ch-run --set-env, Apptainer's %environment or APPTAINERENV_*), or pass the step's value in (pyxis: --container-env=OMP_NUM_THREADS)" ]
+	# the same marker with NNODES replaced still fails
+	run --separate-stderr env -i "DISTENV_SET=${set#DISTENV_SET=}" NNODES=7 MASTER_PORT=21007 OMP_NUM_THREADS=12 "$DISTENV" check-env -- echo ran
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+}

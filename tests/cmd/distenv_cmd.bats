@@ -13,7 +13,9 @@ setup() {
 	export SLURMD_NODENAME=localhost SLURM_STEP_NODELIST=localhost
 	unset MASTER_ADDR MASTER_PORT NNODES NODE_RANK RANK NPROC_PER_NODE \
 		NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME DISTENV_SET CUDA_VISIBLE_DEVICES \
-		SLURM_STEP_RESV_PORTS SLURM_GPUS_ON_NODE WORLD_SIZE
+		SLURM_STEP_RESV_PORTS SLURM_GPUS_ON_NODE WORLD_SIZE \
+		OMP_NUM_THREADS SLURM_CPU_BIND SLURM_CPUS_PER_TASK \
+		SLURM_TRES_PER_TASK SLURM_JOB_CPUS_PER_NODE SLURM_JOB_NUM_NODES
 }
 
 @test "version names the Slurm release it was built against" {
@@ -50,6 +52,20 @@ setup() {
 	[ "$LOCAL_RANK" = 2 ]
 	[ "$LOCAL_WORLD_SIZE" = 3 ]
 	[ -z "${FORCE_TORCHRUN:-}" ]
+}
+
+@test "elastic mode with a node range warns that ZeRO checkpoints need one node count, in env and show; one node count is quiet" {
+	export SLURM_STEP_RESV_PORTS=21005-21006
+	run bash -c '"$1" env --mode elastic --nodes 1:2 2>&1 >/dev/null' sh "$DISTENV"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "distenv: warning: --distenv-nodes=1:2: a restart with another node count changes the data-parallel world size"* ]]
+	[[ "$output" == *"MIN_NNODES = MAX_NNODES"* ]]
+	run "$DISTENV" show --mode elastic --nodes 1:2
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"distenv: localhost:   warning: --distenv-nodes=1:2: a restart with another node count"* ]]
+	run bash -c '"$1" env --mode elastic --nodes 1:1 2>&1 >/dev/null' sh "$DISTENV"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 }
 
 @test "torchrun mode refuses several tasks on a node" {
@@ -275,4 +291,32 @@ in_netns() {
 	run "$DISTENV" show
 	echo "$output"
 	[[ "${lines[0]}" == "distenv: submit host: the shell of job 812's allocation, outside any step (mode torchrun, 2 nodes): the plugin exports nothing here; each srun step gets its own values" ]]
+}
+
+@test "env on 1 CPU with NPROC_PER_NODE=2: a warning naming the binding and the fix; OMP_NUM_THREADS from the CPUs, a user's kept" {
+	export SLURM_CPU_BIND=quiet,map_cpu:0
+	run taskset -c 0 "$DISTENV" env --nproc 2
+	[ "$status" -eq 0 ]
+	grep -qF "distenv: warning: node localhost: CPUs of the task: the task may run on 1 CPU (0) but starts 2 processes (NPROC_PER_NODE=2, torchrun's workers)" <<<"$output"
+	grep -qF "SLURM_CPU_BIND=quiet,map_cpu:0 binds it" <<<"$output"
+	grep -qF "Give the task its CPUs: srun -c N" <<<"$output"
+	grep -qx "export OMP_NUM_THREADS='1'" <<<"$output"
+	OMP_NUM_THREADS=3 run taskset -c 0 "$DISTENV" env --nproc 2
+	[ "$status" -eq 0 ]
+	! grep -q "OMP_NUM_THREADS=" <<<"$output" || false
+}
+
+@test "env on 2 CPUs: no warning, OMP_NUM_THREADS = CPUs / processes; under half of the job's CPUs on the node warns" {
+	run taskset -c 0-1 "$DISTENV" env --nproc 2
+	[ "$status" -eq 0 ]
+	! grep -q "warning" <<<"$output" || false
+	grep -qx "export OMP_NUM_THREADS='1'" <<<"$output"
+	run taskset -c 0-1 "$DISTENV" env --mode tasks
+	[ "$status" -eq 0 ]
+	grep -qx "export OMP_NUM_THREADS='2'" <<<"$output"
+	export SLURM_JOB_CPUS_PER_NODE=8
+	run taskset -c 0 "$DISTENV" env --mode tasks
+	[ "$status" -eq 0 ]
+	grep -qF "the task may run on 1 CPU (0), under half of the 8 the job holds here for each of the step's 1 task on the node" <<<"$output"
+	grep -qF "no -c: srun counts 1 CPU per task, and srun of Slurm 22.05 to 23.02 does not take sbatch's -c" <<<"$output"
 }

@@ -111,11 +111,12 @@ function_of() {
 # run, from stdin, with "%test" for "@test" (bats would take a line of
 # this file that starts with "@test" for a test of its own, even in a
 # heredoc).
-# (%and becomes &&: a fixture's && list inside a heredoc would read, to
-# a line-based check of this file, as an assertion that cannot fail)
+# (%and becomes && and a leading %not becomes !: a fixture's && list or
+# bare negation inside a heredoc would read, to a line-based check of
+# this file, as an assertion that cannot fail)
 bats_file() {
 	mkdir -p "$(dirname "$1")"
-	sed -e 's/^%test /@test /' -e 's/%and/\&\&/g' >"$1"
+	sed -e 's/^%test /@test /' -e 's/%and/\&\&/g' -e 's/^\([[:space:]]*\)%not /\1! /' >"$1"
 }
 
 # shellcheck disable=SC2016 # the expected lines quote the fixture, $ and all
@@ -162,11 +163,11 @@ setup() { cd "$BATS_TEST_TMPDIR" && echo x >f; }
 	[[ -s f && ! -e h ]]
 	cat <<EOT
 	[ a ] %and [ b ]
-	! grep -q y f
+	%not grep -q y f
 EOT
 	run bash -c '
 		[ -s f ] && echo yes
-		! grep -q y f
+		%not grep -q y f
 	'
 	(( 1 && 2 ))
 	sleep 0 && true &

@@ -9,8 +9,7 @@
 
 bats_require_minimum_version 1.5.0
 
-VENV=${DISTENV_VENV:-/var/cache/distenv/venv}
-PY=$VENV/bin/python
+load venv
 # nothing from the network; the datasets cache of the oracle in the
 # test's own directory
 export HF_HUB_OFFLINE=1
@@ -59,7 +58,7 @@ EOF
 }
 
 setup() {
-	[ -x "$PY" ] || skip "no LLaMA-Factory venv at $VENV: contrib/lfstack/venv.sh builds it (as root; tests/run does before these tests)"
+	need_venv
 	D=$BATS_FILE_TMPDIR
 	CHECK=$BATS_TEST_DIRNAME/../../templates/check_data_lengths.py
 	W=$BATS_TEST_TMPDIR

@@ -167,6 +167,7 @@ static void elastic_two_nodes(void **state)
 	assert_null(val(w, "PET_NODE_RANK")); /* c10d hands out node ranks */
 	/* no restarts, a fixed node count: the shared store is fine */
 	assert_null(val(w, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"));
+	assert_int_equal(w->vars.n_warnings, 0); /* one node count */
 	distenv_vars_free(&w->vars);
 
 	/* a requeued start, a node range and restarts */
@@ -179,6 +180,11 @@ static void elastic_two_nodes(void **state)
 	assert_int_equal(derive(w), 0);
 	assert_string_equal(val(w, "RDZV_ID"), "77.3.2");
 	assert_string_equal(val(w, "PET_NNODES"), "1:4");
+	/* a range may change the DP world size: ZeRO checkpoints refuse it */
+	assert_int_equal(w->vars.n_warnings, 1);
+	assert_string_equal(w->vars.warnings[0].where, "--distenv-nodes=1:4");
+	assert_non_null(strstr(w->vars.warnings[0].what, "DP world size"));
+	assert_non_null(strstr(w->vars.warnings[0].fix, "MIN_NNODES = MAX_NNODES"));
 	assert_string_equal(val(w, "PET_MAX_RESTARTS"), "3");
 	assert_string_equal(distenv_vars_find(&w->vars, "MAX_RESTARTS")->reason,
 			    "--distenv-max-restarts");
@@ -186,6 +192,15 @@ static void elastic_two_nodes(void **state)
 	assert_string_equal(val(w, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"), "1");
 	assert_non_null(strstr(distenv_vars_find(&w->vars, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE")->reason,
 			       "MAX_RESTARTS=3, nodes 1:4"));
+	distenv_vars_free(&w->vars);
+
+	/* --distenv-check=off: no warning for a range */
+	w = world_new(DISTENV_MODE_ELASTIC);
+	w->req.min_nodes = 1;
+	w->req.max_nodes = 4;
+	w->req.check = DISTENV_CHECK_OFF;
+	assert_int_equal(derive(w), 0);
+	assert_int_equal(w->vars.n_warnings, 0);
 	distenv_vars_free(&w->vars);
 
 	/* the user's value is kept */
