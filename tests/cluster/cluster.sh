@@ -175,9 +175,57 @@ stop_daemon() {
 	return 0
 }
 
+# stop_orphans: what a cluster of these names left behind when its list
+# of what it made ($CREATED) went missing, e.g. with a chroot removed after
+# its run was killed. Links and namespaces live in the kernel, not in
+# $DIR, and outlive it: the next start would refuse their names. Each is
+# taken for this cluster's only by its name and what start gave it (the
+# daemons' command lines name $DIR, the bridge holds $CTL_ADDR, a node's
+# eth0 holds $NET.<i>, a hosts file maps n<i> to it), so a link of the
+# same name that start did not make stays, and start names it.
+stop_orphans() {
+	local p pids=() ns i found=()
+	for p in /proc/[0-9]*; do
+		case $(cat "$p/comm" 2>/dev/null) in slurmctld* | slurmd* | munged*) ;; *) continue ;; esac
+		tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$DIR/" && pids+=("${p#/proc/}")
+	done
+	if ((${#pids[@]} > 0)); then
+		found+=("daemons ${pids[*]}")
+		kill_pids 5 "${pids[@]}"
+	fi
+	for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -x "${NS_PREFIX}[0-9]\+"); do
+		i=${ns#"$NS_PREFIX"}
+		ip -n "$ns" -4 -o addr show dev eth0 2>/dev/null | grep -qF " $NET.$i/24 " || continue
+		mapfile -t pids < <(ip netns pids "$ns" 2>/dev/null || true)
+		kill_pids 3 "${pids[@]}"
+		ip netns del "$ns" 2>/dev/null && found+=("netns $ns")
+	done
+	# a node's veth whose namespace this root cannot name (another
+	# chroot's /run held it): deleting this end deletes the pair
+	for p in $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{ print $2 }' | sed 's/@.*//' | grep -x "${VETH_PREFIX}[0-9]\+"); do
+		ip link del "$p" 2>/dev/null && found+=("link $p")
+	done
+	if ip -4 -o addr show dev "$BRIDGE" 2>/dev/null | grep -qF " $CTL_ADDR/24 "; then
+		ip link del "$BRIDGE" 2>/dev/null && found+=("bridge $BRIDGE")
+	fi
+	for p in /etc/netns/"$NS_PREFIX"*; do
+		[[ -f $p/hosts ]] || continue
+		i=${p##*/"$NS_PREFIX"}
+		[[ $i =~ ^[0-9]+$ ]] || continue
+		grep -qFx "$(printf '%s.%s\tn%s' "$NET" "$i" "$i")" "$p/hosts" || continue
+		rm -rf -- "$p" && found+=("$p")
+	done
+	if ((${#found[@]} > 0)); then
+		log "no record of a cluster in $DIR; removed what one of these names left: ${found[*]}"
+	else
+		log "nothing to stop (no record in $DIR)"
+	fi
+}
+
 do_stop() {
 	local f p kind name pids=()
-	[[ -d $DIR ]] || { log "nothing to stop ($DIR missing)"; return 0; }
+	[[ -s $CREATED ]] || stop_orphans
+	[[ -d $DIR ]] || return 0
 
 	# 1. slurmd daemons
 	for f in "$PIDS"/slurmd-*.pid; do
@@ -467,11 +515,12 @@ do_start() {
 	[[ $(id -u) -eq 0 ]] || die "must run as root"
 	[[ ! -s $CREATED ]] || die "$DIR holds a cluster (or leftovers of one): run '$PROG stop' first"
 	# refuse to clobber things that are not ours
-	! ip link show "$BRIDGE" >/dev/null 2>&1 || die "link $BRIDGE already exists"
+	local taken="'$PROG stop' removes it when a cluster of these names made it; if not, give this cluster other names (DISTENV_CLUSTER_BRIDGE, _NS, _VETH, _NET, _DIR)"
+	! ip link show "$BRIDGE" >/dev/null 2>&1 || die "link $BRIDGE already exists: $taken"
 	for ((i = 1; i <= nodes; i++)); do
-		! ip netns list | grep -q "^$NS_PREFIX$i\b" || die "netns $NS_PREFIX$i already exists"
-		! ip link show "$VETH_PREFIX$i" >/dev/null 2>&1 || die "link $VETH_PREFIX$i already exists"
-		[[ ! -e /etc/netns/$NS_PREFIX$i ]] || die "/etc/netns/$NS_PREFIX$i already exists"
+		! ip netns list | grep -q "^$NS_PREFIX$i\b" || die "netns $NS_PREFIX$i already exists: $taken"
+		! ip link show "$VETH_PREFIX$i" >/dev/null 2>&1 || die "link $VETH_PREFIX$i already exists: $taken"
+		[[ ! -e /etc/netns/$NS_PREFIX$i ]] || die "/etc/netns/$NS_PREFIX$i already exists: $taken"
 	done
 	# unix socket paths (munge, slurmstepd) must fit in sun_path (108 bytes)
 	((${#DIR} <= 60)) || die "DISTENV_CLUSTER_DIR too long (${#DIR} > 60 chars)"
