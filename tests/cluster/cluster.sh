@@ -181,8 +181,9 @@ stop_daemon() {
 # $DIR, and outlive it: the next start would refuse their names. Each is
 # taken for this cluster's only by its name and what start gave it (the
 # daemons' command lines name $DIR, the bridge holds $CTL_ADDR, a node's
-# eth0 holds $NET.<i>, a hosts file maps n<i> to it), so a link of the
-# same name that start did not make stays, and start names it.
+# eth0 holds $NET.<i> or its eth1 10.99.<i>.1, a hosts file maps n<i> to
+# $NET.<i>), so a link of the same name that start did not make stays,
+# and start names it.
 stop_orphans() {
 	local p pids=() ns i found=()
 	for p in /proc/[0-9]*; do
@@ -195,7 +196,8 @@ stop_orphans() {
 	fi
 	for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -x "${NS_PREFIX}[0-9]\+"); do
 		i=${ns#"$NS_PREFIX"}
-		ip -n "$ns" -4 -o addr show dev eth0 2>/dev/null | grep -qF " $NET.$i/24 " || continue
+		# eth0 goes with its veth; eth1 stays while the namespace does
+		ip -n "$ns" -4 -o addr show 2>/dev/null | grep -qE " eth0 +inet ${NET//./\\.}\.$i/24 | eth1 +inet 10\.99\.$i\.1/24 " || continue
 		mapfile -t pids < <(ip netns pids "$ns" 2>/dev/null || true)
 		kill_pids 3 "${pids[@]}"
 		ip netns del "$ns" 2>/dev/null && found+=("netns $ns")
@@ -225,7 +227,10 @@ stop_orphans() {
 do_stop() {
 	local f p kind name pids=()
 	[[ -s $CREATED ]] || stop_orphans
-	[[ -d $DIR ]] || return 0
+	[[ -d $DIR ]] || {
+		wait_reaped
+		return 0
+	}
 
 	# 1. slurmd daemons
 	for f in "$PIDS"/slurmd-*.pid; do
@@ -271,10 +276,14 @@ do_stop() {
 		log "removed $(wc -l <"$CREATED") network/filesystem resources"
 	fi
 	rm -f "$CREATED" "$DIR/env.sh"
+	wait_reaped
+}
 
-	# The daemons' parent is PID 1, which reaps zombies lazily (~1-2 s
-	# here).  Wait (bounded) so that `pgrep slurmd` right after stop is empty.
-	local i left
+# wait_reaped: the daemons' parent is PID 1, which reaps zombies lazily
+# (~1-2 s here). Wait (bounded) so that `pgrep slurmd` right after stop
+# is empty.
+wait_reaped() {
+	local i p left
 	for ((i = 0; i < 50; i++)); do
 		left=0
 		for p in "${KILLED[@]}"; do [[ -d /proc/$p ]] && left=1 && break; done
