@@ -75,8 +75,11 @@ EOF
 	grep -qE "^VARS 0 0 4 0 2 0 2 $CLUSTER_NET.1 eth0\$" <<<"$output"
 	grep -qE "^VARS 3 3 4 1 2 1 2 $CLUSTER_NET.1 eth0\$" <<<"$output"
 	# never the submitting host, which srun names to the tasks
-	run srun -N2 --distenv=tasks bash -c 'echo "LAUNCH $SLURM_LAUNCH_NODE_IPADDR MASTER $MASTER_ADDR"'
-	[ "$(sort -u <<<"$output")" = "LAUNCH $CLUSTER_NET.254 MASTER $CLUSTER_NET.1" ]
+	run srun -N2 --distenv=tasks bash -c 'echo "LAUNCH $SLURM_LAUNCH_NODE_IPADDR MASTER $MASTER_ADDR $SLURMD_NODENAME"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^LAUNCH ' <<<"$output")" -eq 2 ]
+	[ "$(grep '^LAUNCH ' <<<"$output" | cut -d' ' -f1-4 | sort -u)" = "LAUNCH $CLUSTER_NET.254 MASTER $CLUSTER_NET.1" ]
 }
 
 @test "tasks mode with task 0 placed on node index 1 (SLURM_HOSTFILE, --distribution=arbitrary): MASTER_ADDR is task 0's node on both nodes, and the all_reduce completes" {
