@@ -13,6 +13,7 @@
 
 #include "distenv_cpus.h"
 #include "distenv_derive.h"
+#include "derive_world.h"
 #include "net_fixture.h"
 
 /* The CPUs the job holds on a node, from SLURM_JOB_CPUS_PER_NODE. */
@@ -181,16 +182,6 @@ static void submit_inside_another_job(void **state)
 	assert_int_equal(distenv_submit_inherits_cpus(plain_job, &f), 0);
 	assert_int_equal(distenv_submit_inherits_cpus(no_job, &f), 0);
 }
-
-struct world {
-	struct distenv_site site;
-	struct distenv_request req;
-	struct distenv_step step;
-	struct net_fixture fx;
-	struct distenv_vars vars;
-	struct distenv_error err;
-	const char *env[8];
-};
 
 /* Node 2 of a 2-node torchrun step with --distenv-nproc=2, its task on
  * cpus CPUs, with env entry a (or none); returns distenv_derive's. */

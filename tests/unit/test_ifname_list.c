@@ -11,17 +11,8 @@
 #include <cmocka.h>
 
 #include "distenv_derive.h"
+#include "derive_world.h"
 #include "net_fixture.h"
-
-struct world {
-	struct distenv_site site;
-	struct distenv_request req;
-	struct distenv_step step;
-	struct net_fixture fx;
-	struct distenv_vars vars;
-	struct distenv_error err;
-	const char *env[8];
-};
 
 /* Node n2 (index 1) of a 2-node step of the namespace cluster, torchrun
  * mode, check level check, the task's environment holding kv (NULL:

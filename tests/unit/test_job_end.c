@@ -17,17 +17,8 @@
 #include <string.h>
 
 #include "distenv_derive.h"
+#include "derive_world.h"
 #include "net_fixture.h"
-
-struct world {
-	struct distenv_site site;
-	struct distenv_request req;
-	struct distenv_step step;
-	struct net_fixture fx;
-	struct distenv_vars vars;
-	struct distenv_error err;
-	const char *env[8];
-};
 
 /* Node 2 of a 2-node torchrun step whose environment holds a and b
  * ("NAME=value", NULL: none), derived; the derivation must succeed. */

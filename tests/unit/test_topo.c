@@ -20,6 +20,7 @@
 #include "distenv_hca.h"
 #include "distenv_topo.h"
 #include "distenv_topo_hwloc.h"
+#include "derive_world.h"
 #include "net_fixture.h"
 
 #define JURECA "jureca-dc-gpu-jrc0323.hwloc2.xml"
@@ -454,16 +455,6 @@ static void gpu_info_parse(void **state)
 
 /* The derivation with a topology: a node of the JURECA type whose four
  * IPoIB interfaces and a veth all sit in the master's subnet. */
-struct world {
-	struct distenv_site site;
-	struct distenv_request req;
-	struct distenv_step step;
-	struct net_fixture fx;
-	struct distenv_vars vars;
-	struct distenv_error err;
-	const char *env[8];
-};
-
 static struct world *world_new(const char *cvd)
 {
 	static struct world w;
