@@ -175,17 +175,23 @@ stop_daemon() {
 	return 0
 }
 
+# node_hosts_file FILE I: FILE is the hosts file start writes for node I
+# of this cluster (it maps the node's address to nI)
+node_hosts_file() {
+	[[ -f $1 ]] && grep -qFx "$(printf '%s.%s\tn%s' "$NET" "$2" "$2")" "$1"
+}
+
 # stop_orphans: what a cluster of these names left behind when its list
 # of what it made ($CREATED) went missing, e.g. with a chroot removed after
 # its run was killed. Links and namespaces live in the kernel, not in
 # $DIR, and outlive it: the next start would refuse their names. Each is
 # taken for this cluster's only by its name and what start gave it (the
 # daemons' command lines name $DIR, the bridge holds $CTL_ADDR, a node's
-# eth0 holds $NET.<i> or its eth1 10.99.<i>.1, a hosts file maps n<i> to
-# $NET.<i>), so a link of the same name that start did not make stays,
-# and start names it.
+# namespace has eth0 on $NET.<i> or eth1 on 10.99.<i>.1 or the hosts file
+# that maps n<i> to $NET.<i>), so a link of the same name that start did
+# not make stays, and start names it.
 stop_orphans() {
-	local p pids=() ns i found=()
+	local p pids=() ns i err found=()
 	for p in /proc/[0-9]*; do
 		case $(cat "$p/comm" 2>/dev/null) in slurmctld* | slurmd* | munged*) ;; *) continue ;; esac
 		tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$DIR/" && pids+=("${p#/proc/}")
@@ -196,11 +202,23 @@ stop_orphans() {
 	fi
 	for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -x "${NS_PREFIX}[0-9]\+"); do
 		i=${ns#"$NS_PREFIX"}
-		# eth0 goes with its veth; eth1 stays while the namespace does
-		ip -n "$ns" -4 -o addr show 2>/dev/null | grep -qE " eth0 +inet ${NET//./\\.}\.$i/24 | eth1 +inet 10\.99\.$i\.1/24 " || continue
+		# this cluster's node: its addresses (eth0 goes with its veth;
+		# eth1 stays while the namespace does), or the hosts file start
+		# wrote for it (a whole run once saw neither address matched
+		# on a node whose hosts file did)
+		if ! ip -n "$ns" -4 -o addr show 2>/dev/null |
+			grep -qE " eth0 +inet ${NET//./\\.}\.$i/24 | eth1 +inet 10\.99\.$i\.1/24 " &&
+			! node_hosts_file "/etc/netns/$ns/hosts" "$i"; then
+			log "left netns $ns: neither its addresses nor /etc/netns/$ns/hosts are this cluster's node $i's"
+			continue
+		fi
 		mapfile -t pids < <(ip netns pids "$ns" 2>/dev/null || true)
 		kill_pids 3 "${pids[@]}"
-		ip netns del "$ns" 2>/dev/null && found+=("netns $ns")
+		if err=$(ip netns del "$ns" 2>&1); then
+			found+=("netns $ns")
+		else
+			log "cannot delete netns $ns: $err"
+		fi
 	done
 	# a node's veth whose namespace this root cannot name (another
 	# chroot's /run held it): deleting this end deletes the pair
@@ -211,10 +229,9 @@ stop_orphans() {
 		ip link del "$BRIDGE" 2>/dev/null && found+=("bridge $BRIDGE")
 	fi
 	for p in /etc/netns/"$NS_PREFIX"*; do
-		[[ -f $p/hosts ]] || continue
 		i=${p##*/"$NS_PREFIX"}
 		[[ $i =~ ^[0-9]+$ ]] || continue
-		grep -qFx "$(printf '%s.%s\tn%s' "$NET" "$i" "$i")" "$p/hosts" || continue
+		node_hosts_file "$p/hosts" "$i" || continue
 		rm -rf -- "$p" && found+=("$p")
 	done
 	if ((${#found[@]} > 0)); then

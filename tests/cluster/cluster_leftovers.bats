@@ -2,12 +2,13 @@
 # cluster.sh itself: a cluster whose record went missing (its
 # DISTENV_CLUSTER_DIR removed while it ran, as with a chroot removed
 # after its run was killed) is stopped by its names, so the next start
-# of those names works; a link of those names that no start made is
-# left alone, and start names it with what to do.
+# of those names works (a node's namespace known by its addresses or by
+# the hosts file start wrote for it); a link of those names that no
+# start made is left alone, and start names it with what to do.
 
 load helpers
 
-setup_file() { cluster_file_setup 2; }
+setup_file() { cluster_file_setup 3; }
 teardown_file() { cluster_file_teardown; }
 setup() { cluster_test_setup; }
 
@@ -36,6 +37,14 @@ daemons_of_dir() {
 	holder=$!
 	sleep 0.5
 	ip netns del "${CLUSTER_NS}1"
+	# node 3's namespace without its addresses: known by the hosts file
+	# start wrote for it
+	ip -n "${CLUSTER_NS}3" addr flush dev eth0
+	ip -n "${CLUSTER_NS}3" addr flush dev eth1
+	run ip -n "${CLUSTER_NS}3" -4 -o addr show
+	[ "$status" -eq 0 ]
+	[[ "$output" != *" eth0 "* ]]
+	[[ "$output" != *" eth1 "* ]]
 	rm -rf -- "$DISTENV_CLUSTER_DIR"
 	run "$CLUSTER" stop
 	kill "$holder"
@@ -43,6 +52,7 @@ daemons_of_dir() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"no record of a cluster in $DISTENV_CLUSTER_DIR; removed what one of these names left: daemons "* ]]
 	[[ "$output" == *"netns ${CLUSTER_NS}2 "* ]]
+	[[ "$output" == *"netns ${CLUSTER_NS}3 "* ]]
 	[[ "$output" == *"link ${veth}1 "* ]]
 	[[ "$output" == *"bridge $bridge"* ]]
 	[[ "$output" == *"/etc/netns/${CLUSTER_NS}2"* ]]
@@ -51,6 +61,7 @@ daemons_of_dir() {
 	[ "$status" -ne 0 ]
 	run ip netns list
 	[[ "$output" != *"${CLUSTER_NS}2"* ]]
+	[[ "$output" != *"${CLUSTER_NS}3"* ]]
 	[ ! -e "/etc/netns/${CLUSTER_NS}1" ]
 	run ip link show "${veth}1"
 	[ "$status" -ne 0 ]
