@@ -13,17 +13,11 @@
 #include "distenv_format.h"
 #include "distenv_gpus.h"
 #include "distenv_ports.h"
+/* room for the environment that the GPU and port cases build */
+#define DERIVE_WORLD_ENV 32
+#include "derive_world.h"
 #include "net_fixture.h"
 
-struct world {
-	struct distenv_site site;
-	struct distenv_request req;
-	struct distenv_step step;
-	struct net_fixture fx;
-	struct distenv_vars vars;
-	struct distenv_error err;
-	const char *env[32];
-};
 
 /* Node 2 (index 1) of a 2-node step 77.3, one task per node. */
 static struct world *world_new(enum distenv_mode mode)

@@ -19,17 +19,11 @@
 #include "distenv_derive.h"
 #include "distenv_env.h"
 #include "distenv_master.h"
+/* the environment of a task of the site file's cases */
+#define DERIVE_WORLD_ENV 16
+#include "derive_world.h"
 #include "net_fixture.h"
 
-struct world {
-	struct distenv_site site;
-	struct distenv_request req;
-	struct distenv_step step;
-	struct net_fixture fx;
-	struct distenv_vars vars;
-	struct distenv_error err;
-	const char *env[16];
-};
 
 static struct world w;
 
