@@ -125,6 +125,31 @@ tap_no_reports() {
 	fi
 }
 
+# tap_failures NAME: each `not ok` of the TAP on stdin again, headed
+# "== NAME", with the comment lines around it: the 12 before, then of
+# the block after it (bats's failed command, the job's output,
+# setup_file's error) the first 6 and the last 24, since what a failed
+# test printed last is often its cause.
+tap_failures() {
+	awk -v name="$1" '
+		function flush(   i) {
+			for (i = 1; i <= na && i <= 6; i++) print "#   " after[i]
+			if (na > 30) print "#   [... " na - 30 " lines ...]"
+			for (i = (na > 30 ? na - 23 : 7); i <= na; i++) print "#   " after[i]
+			in_block = 0; na = 0; delete after
+		}
+		in_block && /^#/ { after[++na] = $0; next }
+		/^#/ { before[++nb] = $0; delete before[nb - 12]; next }
+		in_block { flush() }
+		/^not ok / {
+			print "# == " name ": " $0
+			for (i = nb - 11; i <= nb; i++)
+				if (i in before) print "#   " before[i]
+			in_block = 1; nb = 0; delete before
+		}
+		END { if (in_block) flush() }'
+}
+
 # tap_status: the plan, then the script's exit status, 1 when any
 # `not ok` was printed (tests/run reads the lines; this is for a run by
 # hand). The last command of a script that goes to its end.
