@@ -179,6 +179,35 @@ wait_line() {
 	return 1
 }
 
+# cancel_paused ID OUT STEP: once every rank of job ID wrote "paused
+# after checkpoint-STEP" to OUT (4 ranks; the pause hook of the stand-in
+# and of the real stack's probe prints one line a rank, after the save),
+# cancels the job as a user does and checks that it ended CANCELLED
+cancel_paused() {
+	local id=$1 out=$2 state
+	wait_line "$out" "paused after checkpoint-$3" "$id"
+	for _ in $(seq 1 20); do
+		if [ "$(grep -c "paused after checkpoint-$3" "$out")" -eq 4 ]; then
+			break
+		fi
+		sleep 0.5
+	done
+	scancel "$id"
+	state=$(wait_job "$id")
+	cat "$out"
+	[ "$state" = CANCELLED ]
+}
+
+# resubmit SCRIPT: SCRIPT submitted again as it is, once the nodes are
+# done with the job before (the partition oversubscribes, so the new one
+# could start beside that one's end); prints the new job's final state
+resubmit() {
+	local id
+	nodes_idle 2>/dev/null
+	id=$(submit "$1")
+	wait_job "$id"
+}
+
 # node_files DIR: "<node> <path>" for every file under DIR on each node
 node_files() {
 	# shellcheck disable=SC2016 # expanded on the node

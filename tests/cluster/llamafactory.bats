@@ -223,23 +223,12 @@ EOF
 	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" full.yaml "output_dir=$LOCAL/full"
 	real_template dpo_full_zero3.sbatch full.sbatch "$BATS_FILE_TMPDIR/full.yaml"
 	id=$(DISTENV_TEST_PAUSE_AFTER=4 submit full.sbatch)
-	wait_line full.sbatch.out 'paused after checkpoint-4' "$id"
-	for _ in $(seq 1 20); do
-		if [ "$(grep -c 'paused after checkpoint-4' full.sbatch.out)" -eq 4 ]; then
-			break
-		fi
-		sleep 0.5
-	done
-	scancel "$id"
-	state=$(wait_job "$id")
-	cat full.sbatch.out
-	[ "$state" = CANCELLED ]
+	cancel_paused "$id" full.sbatch.out 4
 	node_files "$LOCAL/full" >files
 	grep -qx 'n2 checkpoint-4/trainer_state.json' files
 	refute grep -qx 'n2 checkpoint-4/latest' files
 	refute grep -q 'checkpoint-8' files
-	id=$(submit full.sbatch)
-	state=$(wait_job "$id")
+	state=$(resubmit full.sbatch)
 	cat full.sbatch.out
 	trained "$state" full.sbatch.out
 	grep -qxF "distenv: n2: wrote $LOCAL/full/checkpoint-4/latest (global_step4): DeepSpeed writes it on node 0 only, and this node's ranks read their own copy" full.sbatch.out

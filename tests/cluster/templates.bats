@@ -239,11 +239,7 @@ EOF
 	template_copy "$TPL/dpo_full_zero3.sbatch" full.sbatch "${template_params[@]}"
 	# first run: stop it after its first checkpoint, the way a user does
 	id=$(DPO_TEST_PAUSE_AFTER=4 submit full.sbatch)
-	wait_line full.sbatch.out 'paused after checkpoint-4' "$id"
-	scancel "$id"
-	state=$(wait_job "$id")
-	cat full.sbatch.out
-	[ "$state" = CANCELLED ]
+	cancel_paused "$id" full.sbatch.out 4
 	grep -q 'save_on_each_node=True' full.sbatch.out
 	# decided by the nodes' storage marks, not the file system type
 	grep -qE '^distenv: n2: storage mark of job [0-9]+ start 0 written in ' full.sbatch.out
@@ -255,8 +251,7 @@ EOF
 	refute grep -qx 'n2 checkpoint-4/latest' files
 	refute grep -q 'checkpoint-8' files
 	# resubmitted as it is
-	id=$(submit full.sbatch)
-	state=$(wait_job "$id")
+	state=$(resubmit full.sbatch)
 	cat full.sbatch.out
 	[ "$state" = COMPLETED ]
 	for r in 0 1 2 3; do
