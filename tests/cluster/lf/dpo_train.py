@@ -521,6 +521,12 @@ def main():
     run.run()
     if WORLD > 1:
         dist.barrier()
+        # As LLaMA-Factory's run_exp does at its end (0.9.5,
+        # llamafactory/train/tuner.py, _training_function): a Gloo group
+        # left to the interpreter's exit may be torn down with its
+        # threads still joinable, and std::terminate aborts the rank
+        # (SIGABRT after a finished run).
+        dist.destroy_process_group()
     log("exiting")
 
 
