@@ -129,12 +129,22 @@ tap_no_reports() {
 # "== NAME", with the comment lines around it: the 12 before, then of
 # the block after it (bats's failed command, the job's output,
 # setup_file's error) the first 6 and the last 24, since what a failed
-# test printed last is often its cause.
+# test printed last is often its cause, and between them the last 12
+# lines that read as errors (a crash in a job's middle: a rank's abort
+# before the tracebacks of the ranks killed after it).
 tap_failures() {
 	awk -v name="$1" '
-		function flush(   i) {
+		function flush(   i, n) {
 			for (i = 1; i <= na && i <= 6; i++) print "#   " after[i]
-			if (na > 30) print "#   [... " na - 30 " lines ...]"
+			if (na > 30) {
+				print "#   [... " na - 30 " lines; of them, those that read as errors:]"
+				for (i = 7; i <= na - 24; i++)
+					if (after[i] ~ /[Ee]rror|ERROR|FAILED|[Ff]ailed|[Ss]ignal|terminate|[Kk]illed|[Aa]borted|Traceback/)
+						hit[++n] = after[i]
+				for (i = (n > 12 ? n - 11 : 1); i <= n; i++) print "#   " hit[i]
+				delete hit
+				print "#   [...]"
+			}
 			for (i = (na > 30 ? na - 23 : 7); i <= na; i++) print "#   " after[i]
 			in_block = 0; na = 0; delete after
 		}

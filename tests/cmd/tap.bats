@@ -64,12 +64,32 @@ relay() {
 	[ "${lines[12]}" = "#   # pre 14" ]
 	[ "${lines[13]}" = "#   # out 1" ]
 	[ "${lines[18]}" = "#   # out 6" ]
-	[ "${lines[19]}" = "#   [... 20 lines ...]" ]
-	[ "${lines[20]}" = "#   # out 27" ]
-	[ "${lines[43]}" = "#   # out 50" ]
-	[ "${lines[44]}" = "# == lane 24.11: not ok 4 - d" ]
-	[ "${lines[45]}" = "#   # short" ]
-	[ "${#lines[@]}" -eq 46 ]
+	[ "${lines[19]}" = "#   [... 20 lines; of them, those that read as errors:]" ]
+	[ "${lines[20]}" = "#   [...]" ]
+	[ "${lines[21]}" = "#   # out 27" ]
+	[ "${lines[44]}" = "#   # out 50" ]
+	[ "${lines[45]}" = "# == lane 24.11: not ok 4 - d" ]
+	[ "${lines[46]}" = "#   # short" ]
+	[ "${#lines[@]}" -eq 47 ]
+}
+
+@test "tap_failures: of the lines between, the last 12 that read as errors" {
+	{
+		echo "not ok 1 - a"
+		for i in $(seq 1 10); do echo "# out $i"; done
+		for i in $(seq 1 14); do echo "# rank $i: RuntimeError: x"; done
+		echo "# fine"
+		for i in $(seq 1 30); do echo "# tail $i"; done
+	} >"$BATS_TEST_TMPDIR/lane"
+	run tap_failures x <"$BATS_TEST_TMPDIR/lane"
+	[ "$status" -eq 0 ]
+	[ "${lines[7]}" = "#   [... 25 lines; of them, those that read as errors:]" ]
+	[ "${lines[8]}" = "#   # rank 3: RuntimeError: x" ]
+	[ "${lines[19]}" = "#   # rank 14: RuntimeError: x" ]
+	[ "${lines[20]}" = "#   [...]" ]
+	[ "${lines[21]}" = "#   # tail 7" ]
+	[ "${lines[44]}" = "#   # tail 30" ]
+	[ "${#lines[@]}" -eq 45 ]
 }
 
 @test "tap_failures: a block of 30 lines or fewer comes whole; no not ok prints nothing" {
