@@ -219,7 +219,9 @@ job_field() {
 	scontrol -o show job "$1" 2>/dev/null | grep -oE "(^| )$2=[^ ]*" | cut -d= -f2
 }
 
-# wait_state ID REGEX: until the job's state matches (<= 2 min)
+# wait_state ID REGEX [OUT]: until the job's state matches (<= 2 min);
+# when it does not, what Slurm knows of the job and the end of its
+# output file OUT, since the test stops here
 wait_state() {
 	local s
 	for _ in $(seq 1 240); do
@@ -230,6 +232,11 @@ wait_state() {
 		sleep 0.5
 	done
 	echo "job $1: state $s, wanted $2" >&2
+	job_diagnostics "$1" "$s" >&2
+	if [ -n "${3:-}" ]; then
+		echo "# the end of $3:" >&2
+		tail -n 40 "$3" >&2
+	fi
 	return 1
 }
 

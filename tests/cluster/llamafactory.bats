@@ -324,7 +324,7 @@ EOF
 	wait_line rq.sbatch.out 'paused after checkpoint-8' "$id"
 	scancel --batch --signal=USR1 "$id"
 	wait_line rq.sbatch.out "dpo: requeueing job $id \(restart 1 of at most 2\)" "$id"
-	wait_state "$id" PENDING
+	wait_state "$id" PENDING rq.sbatch.out
 	# the save of checkpoint-8 was cut on n2: rank 3's optimizer state
 	# never reached the disk
 	srun -w n2 -N1 rm "$LOCAL/rq/checkpoint-8/global_step8/zero_pp_rank_3_mp_rank_00_optim_states.pt"

@@ -80,12 +80,12 @@ EOF
 		sbatch --parsable -o rq.out -e rq.out rq.sbatch)
 	usr1_after_line rq.out 'paused after checkpoint-8' "$id"
 	wait_line rq.out "dpo: requeueing job $id \(restart 1 of at most 2\)" "$id"
-	wait_state "$id" PENDING
+	wait_state "$id" PENDING rq.out
 	# the save of checkpoint-8 was cut on n2: rank 3's optimizer state
 	# never reached the disk
 	srun -w n2 -N1 rm "$LOCAL/rq/checkpoint-8/global_step8/bf16_zero_pp_rank_3_mp_rank_00_optim_states.pt"
 	wait_requeued "$id"
-	wait_state "$id" 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
+	wait_state "$id" 'COMPLETED|FAILED|CANCELLED|TIMEOUT' rq.out
 	cat rq.out
 	[ "$(job_field "$id" JobState)" = COMPLETED ]
 	[ "$(job_field "$id" Restarts)" = 1 ]
@@ -129,7 +129,7 @@ EOF
 	refute grep -qE 'Terminated|aborted|FAILED' cap.out
 	# the time limit ends it (here: scancel); nothing starts it again
 	scancel "$id"
-	wait_state "$id" 'CANCELLED|FAILED|COMPLETED|TIMEOUT'
+	wait_state "$id" 'CANCELLED|FAILED|COMPLETED|TIMEOUT' cap.out
 	sleep 2
 	cat cap.out
 	[ "$(job_field "$id" JobState)" = CANCELLED ]

@@ -38,12 +38,12 @@ first_start_then_requeue() {
 	wait_line "$name.sbatch.out" 'paused after checkpoint-4' "$id" >&2
 	scancel --batch --signal=USR1 "$id"
 	wait_line "$name.sbatch.out" "dpo: requeueing job $id" "$id" >&2
-	wait_state "$id" PENDING
+	wait_state "$id" PENDING "$name.sbatch.out"
 	# n2 drained while the job waits in the queue, as a failed node is
 	scontrol update NodeName=n2 State=DRAIN Reason=distenv-test
 	scontrol update JobId="$id" ReqNodeList="$nodes"
 	wait_requeued "$id" 2>/dev/null
-	wait_state "$id" 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
+	wait_state "$id" 'COMPLETED|FAILED|CANCELLED|TIMEOUT' "$name.sbatch.out"
 	echo "$id"
 }
 
