@@ -521,13 +521,16 @@ def main():
     run.run()
     if WORLD > 1:
         dist.barrier()
-        # As LLaMA-Factory's run_exp does at its end (0.9.5,
-        # llamafactory/train/tuner.py, _training_function): a Gloo group
-        # left to the interpreter's exit may be torn down with its
-        # threads still joinable, and std::terminate aborts the rank
-        # (SIGABRT after a finished run).
-        dist.destroy_process_group()
     log("exiting")
+    # Every rank has saved and passed the last barrier: end here, without
+    # the interpreter's teardown of the Gloo group. Left to the teardown,
+    # Debian 13's torch 2.6 now and then aborted a rank (std::terminate,
+    # SIGABRT); destroyed first (dist.destroy_process_group, as
+    # LLaMA-Factory's run_exp does), Debian 12's torch 1.13 now and then
+    # left a rank hanging in its exit. Either failed a finished run.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
