@@ -28,8 +28,10 @@
 #    with !, before the end of a @test or a function body. bats runs a
 #    test under errexit, which ignores a failure of every command of an
 #    && list but the last, and the status of "! CMD", so
-#    "[ A ] && [ B ]" never fails on A. tests/lint_bats.py reads the
-#    files and says what to write instead.
+#    "[ A ] && [ B ]" never fails on A; nor a call, where errexit is
+#    off (in $( ), after run, in a condition), of a function with a
+#    check before its end. tests/lint_bats.py reads the files and says
+#    what to write instead.
 # 5. No file of plugin/ longer than FILE_MAX lines: a reader holds one
 #    file at a time, so a longer one is split along its seams, each
 #    derived value's rule in one file.

@@ -203,8 +203,8 @@ cancel_paused() {
 # could start beside that one's end); prints the new job's final state
 resubmit() {
 	local id
-	nodes_idle 2>/dev/null
-	id=$(submit "$1")
+	nodes_idle 2>/dev/null || return 1
+	id=$(submit "$1") || return 1
 	wait_job "$id"
 }
 

@@ -26,30 +26,31 @@ teardown() {
 
 # first_start_then_requeue NAME NODES: the template on n1,n2 with
 # output_dir $LOCAL/NAME, paused after checkpoint-4, warned, requeued;
-# the requeued start then allowed on NODES only. Prints the job id.
+# the requeued start then allowed on NODES only. Sets id to the job's id;
+# a command of the test's own (not in $( ), where errexit would not
+# reach its waits).
 first_start_then_requeue() {
-	local name=$1 nodes=$2 id
-	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" "$name.yaml" "output_dir=$LOCAL/$name" >&2
+	local name=$1 nodes=$2
+	real_yaml "$TPL/lf/qwen2_72b_full_dpo.yaml" "$name.yaml" "output_dir=$LOCAL/$name"
 	real_template dpo_full_zero3.sbatch "$name.sbatch" "$BATS_FILE_TMPDIR/$name.yaml" \
-		"#SBATCH --signal=B:USR1@60" "#SBATCH --open-mode=append" >&2
+		"#SBATCH --signal=B:USR1@60" "#SBATCH --open-mode=append"
 	# every trainer process says it started (the probe's argv line)
 	id=$(DISTENV_TEST_PAUSE_AFTER=4 DISTENV_TEST_ENV_PROBE=WORLD_SIZE DPO_SAVE_GRACE=1 \
 		submit "$name.sbatch" -w n1,n2)
-	wait_line "$name.sbatch.out" 'paused after checkpoint-4' "$id" >&2
+	wait_line "$name.sbatch.out" 'paused after checkpoint-4' "$id"
 	scancel --batch --signal=USR1 "$id"
-	wait_line "$name.sbatch.out" "dpo: requeueing job $id" "$id" >&2
+	wait_line "$name.sbatch.out" "dpo: requeueing job $id" "$id"
 	wait_state "$id" PENDING "$name.sbatch.out"
 	# n2 drained while the job waits in the queue, as a failed node is
 	scontrol update NodeName=n2 State=DRAIN Reason=distenv-test
 	scontrol update JobId="$id" ReqNodeList="$nodes"
-	wait_requeued "$id" 2>/dev/null
+	wait_requeued "$id"
 	wait_state "$id" 'COMPLETED|FAILED|CANCELLED|TIMEOUT' "$name.sbatch.out"
-	echo "$id"
 }
 
 @test "requeued onto a partly different allocation (n2 drained, n1 and n3): the job stops before training, naming n3 without a checkpoint and n1 with one" {
 	local id
-	id=$(first_start_then_requeue ov n1,n3)
+	first_start_then_requeue ov n1,n3
 	cat ov.sbatch.out
 	[ "$(job_field "$id" JobState)" = FAILED ]
 	[ "$(job_field "$id" Restarts)" = 1 ]
@@ -65,7 +66,7 @@ first_start_then_requeue() {
 
 @test "requeued onto a disjoint allocation (n3 and n4): no node holds a checkpoint; the job stops before training and says so" {
 	local id
-	id=$(first_start_then_requeue dj n3,n4)
+	first_start_then_requeue dj n3,n4
 	cat dj.sbatch.out
 	[ "$(job_field "$id" JobState)" = FAILED ]
 	[ "$(job_field "$id" Restarts)" = 1 ]

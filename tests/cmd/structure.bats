@@ -148,6 +148,46 @@ bats_file() {
 	[ "${lines[1]}" = "structure: 1 problems" ]
 }
 
+# shellcheck disable=SC2016 # the expected lines quote the fixture, $ and all
+@test "structure: a helper whose check comes before its end, called where errexit is off (\$( ), run, a condition), fails; guarded or called on its own, it passes" {
+	mkdir -p "$TREE/tests"
+	cat >"$TREE/tests/helpers.bash" <<'EOF'
+# start_job: checks, then prints the id
+start_job() {
+	echo 7 >id
+	grep -q 7 id
+	cat id
+}
+start_job_guarded() {
+	echo 7 >id
+	grep -q 7 id || return 1
+	cat id
+}
+each_rank() {
+	for r in 0 1; do grep -q "rank $r" out; done
+}
+EOF
+	bats_file "$TREE/tests/quiet.bats" <<'EOF'
+load helpers
+%test "quiet" {
+	id=$(start_job)
+	run each_rank
+	[ "$status" -eq 0 ]
+	if each_rank; then echo "$id"; fi
+	id=$(start_job_guarded)
+	start_job
+	each_rank
+}
+EOF
+	run "$CHECK" "$TREE"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == 'tests/quiet.bats:3: id=$(start_job): start_job runs here in a command substitution, where errexit is off: its check at tests/helpers.bash:4 (grep -q 7 id) cannot fail the test (fix: end that line with || return 1, '* ]]
+	[[ "${lines[1]}" == 'tests/quiet.bats:4: run each_rank: each_rank runs here after run, where errexit is off: its check at tests/helpers.bash:13 (for r in 0 1; do grep -q "rank $r" out; done) cannot fail '* ]]
+	[[ "${lines[2]}" == 'tests/quiet.bats:6: if each_rank; then echo "$id"; fi: each_rank runs here in the condition of if, where errexit is off: '* ]]
+	[ "${lines[3]}" = "structure: 3 problems" ]
+}
+
 @test "structure: lists and negations that do fail a test pass: last commands, conditions, || lists, heredocs, scripts in strings" {
 	bats_file "$TREE/tests/ok.bats" <<'EOF'
 setup() { cd "$BATS_TEST_TMPDIR" && echo x >f; }
