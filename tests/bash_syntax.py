@@ -455,11 +455,13 @@ class Parser:
             return negated
 
     def redirections(self):
+        """Reads the redirections here, recording the calls in their
+        targets' substitutions."""
         while self.peek().kind == "redir":
             self.i += 1
             if self.peek().kind != "word":
                 raise ParseError(self.peek().line, "redirection without a target")
-            self.i += 1
+            self.words_calls(self.next())
 
     def command(self, st):
         """Reads one command; the words of a simple command, else None."""
@@ -612,10 +614,7 @@ class Parser:
                 self.words_calls(t)
                 self.i += 1
             elif t.kind == "redir":
-                self.i += 1
-                if self.peek().kind != "word":
-                    raise ParseError(self.peek().line, "redirection without a target")
-                self.words_calls(self.next())
+                self.redirections()
             else:
                 break
         # the command itself, after its assignments; the command run

@@ -130,9 +130,10 @@ class Functions:
                     cmd = command_name(words)
                     if cmd in CHECK_WORDS:
                         self.failing.add(name)
-                    elif cmd in ("return", "exit") and len(words) > 1 and \
-                            words[words.index(cmd) + 1:][:1] != ["0"]:
-                        self.failing.add(name)
+                    elif cmd in ("return", "exit"):
+                        status = words[words.index(cmd) + 1:][:1]
+                        if status and status != ["0"]:
+                            self.failing.add(name)
                     elif cmd:
                         called[name].add(cmd)
         grew = True
